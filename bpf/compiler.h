@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+#ifndef ISNGUARD_BPF_COMPILER_H
+#define ISNGUARD_BPF_COMPILER_H
+
+#ifndef __maybe_unused
+#define __maybe_unused __attribute__((unused))
+#endif
+
+#endif /* ISNGUARD_BPF_COMPILER_H */
