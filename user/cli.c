@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <stdarg.h>
+#include <string.h>
+
+#include "cli.h"
+
+void cli_parser_init(struct cli_parser *p)
+{
+	size_t n = 0, s = 0;
+
+	/* Leading ':' lets us tell a missing argument from an unknown option. */
+	p->short_options[s++] = ':';
+	for (const struct cli_option *o = p->options; o->name && n < CLI_MAX_OPTIONS; o++, n++) {
+		p->long_options[n] = (struct option){
+			.name = o->name, .has_arg = o->has_arg, .val = o->short_name,
+		};
+		if (o->short_name < 256) {
+			p->short_options[s++] = (char)o->short_name;
+			if (o->has_arg == required_argument)
+				p->short_options[s++] = ':';
+		}
+	}
+	p->long_options[n] = (struct option){ 0 };
+	p->short_options[s] = '\0';
+	optind = 1;
+	opterr = 0;
+}
+
+static const struct cli_option *cli_find(const struct cli_parser *p, int val)
+{
+	for (const struct cli_option *o = p->options; o->name; o++)
+		if (o->short_name == val)
+			return o;
+	return NULL;
+}
+
+int cli_next_option(struct cli_parser *p, int argc, char **argv)
+{
+	int c = getopt_long(argc, argv, p->short_options, p->long_options, NULL);
+
+	if (c == ':') {
+		const struct cli_option *o = cli_find(p, optopt);
+
+		cli_usage_error(p, "option --%s needs an argument",
+				o ? o->name : "?");
+		return '?';
+	}
+	if (c == '?') {
+		if (optopt && optopt < 256)
+			cli_usage_error(p, "unknown option -%c", optopt);
+		else
+			cli_usage_error(p, "unknown option %s", argv[optind - 1]);
+	}
+	return c;
+}
+
+void cli_usage(const struct cli_parser *p, FILE *out)
+{
+	fprintf(out, "Usage: %s %s [options]%s%s\n\n%s\n\nOptions:\n", PROG_NAME,
+		p->cmd, *p->args ? " " : "", p->args, p->summary);
+	for (const struct cli_option *o = p->options; o->name; o++) {
+		char left[64];
+
+		if (o->short_name < 256)
+			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->short_name,
+				 o->name, o->metavar ? " " : "", o->metavar ? o->metavar : "");
+		else
+			snprintf(left, sizeof(left), "    --%s%s%s", o->name,
+				 o->metavar ? " " : "", o->metavar ? o->metavar : "");
+		fprintf(out, "  %-30s %s\n", left, o->help);
+	}
+}
+
+int cli_usage_error(const struct cli_parser *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: %s: ", PROG_NAME, p->cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see '%s %s --help')\n", PROG_NAME, p->cmd);
+	return EXIT_USAGE;
+}
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", PROG_NAME);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* isnguard: keyed TCP initial sequence numbers and SYN cookies on the wire. */
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+
+#ifndef ISNGUARD_VERSION
+#define ISNGUARD_VERSION "0.1"
+#endif
+
+static int do_help(int argc, char **argv);
+static int do_version(int argc, char **argv);
+
+static const struct cmd commands[] = {
+	{ "isn", do_isn, "print the keyed ISN of a connection (reference implementation)" },
+	{ "version", do_version, "print the version" },
+	{ "help", do_help, "show this help" },
+	{ 0 },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "Usage: %s COMMAND [options]\n\nCommands:\n", PROG_NAME);
+	for (const struct cmd *c = commands; c->name; c++)
+		fprintf(out, "  %-10s %s\n", c->name, c->help);
+	fprintf(out, "\nRun '%s COMMAND --help' for the options of a command.\n", PROG_NAME);
+}
+
+static int do_help(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	usage(stdout);
+	return 0;
+}
+
+static int do_version(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	printf("%s %s\n", PROG_NAME, ISNGUARD_VERSION);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return do_help(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "--version"))
+		return do_version(argc - 1, argv + 1);
+	for (const struct cmd *c = commands; c->name; c++)
+		if (!strcmp(argv[1], c->name))
+			return c->fn(argc - 1, argv + 1);
+	cli_error("unknown command '%s' (see '%s --help')", argv[1], PROG_NAME);
+	return EXIT_USAGE;
+}
