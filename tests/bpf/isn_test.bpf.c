@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Test and benchmark programs for the keyed ISN functions of bpf/. Run
+ * through BPF_PROG_TEST_RUN on a dummy frame; inputs and outputs travel in
+ * global variables (the skeleton's .bss), so userspace sets a case, runs the
+ * program and reads the result.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "compiler.h"
+#include "isn.h"
+
+/* Inputs. */
+struct isn_key in_key;
+__u8 in_msg[MD5_MAX_BLOCKS * MD5_BLOCK_LEN] __attribute__((aligned(8)));
+__u32 in_len;
+struct flow_key in_flow;
+__u32 in_hash;
+
+/* Outputs. */
+__u64 out_siphash;
+__u32 out_md5[4];
+__u32 out_f;
+__u32 out_m;
+__u32 out_isn;
+
+/* XDP_PASS on success; XDP_ABORTED flags an input the function rejects. */
+SEC("xdp")
+int test_siphash(struct xdp_md *ctx __maybe_unused)
+{
+	if (in_len > SIPHASH_MAX_LEN)
+		return XDP_ABORTED;
+	out_siphash = siphash_2_4(&in_key, in_msg, in_len);
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int test_md5(struct xdp_md *ctx __maybe_unused)
+{
+	if (in_len > MD5_MAX_LEN)
+		return XDP_ABORTED;
+	md5_digest(in_msg, in_len, out_md5);
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int test_isn(struct xdp_md *ctx __maybe_unused)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	out_f = isn_secret_f(&in_key, in_hash, &in_flow);
+	out_m = isn_clock_ticks(now);
+	out_isn = isn_compute(&in_key, in_hash, &in_flow, now);
+	return XDP_PASS;
+}
+
+/*
+ * Benchmarks: one F per run, so ns per run minus bench_empty's is the cost of
+ * F. The mode is fixed per program so no branch on it is timed.
+ */
+SEC("xdp")
+int bench_empty(struct xdp_md *ctx __maybe_unused)
+{
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int bench_ktime(struct xdp_md *ctx __maybe_unused)
+{
+	out_m = isn_clock_ticks(bpf_ktime_get_ns());
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int bench_f_siphash(struct xdp_md *ctx __maybe_unused)
+{
+	out_f = isn_f_siphash(&in_key, &in_flow);
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int bench_f_md5(struct xdp_md *ctx __maybe_unused)
+{
+	out_f = isn_f_md5(&in_key, &in_flow);
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int bench_f_none(struct xdp_md *ctx __maybe_unused)
+{
+	out_f = isn_secret_f(&in_key, ISN_HASH_NONE, &in_flow);
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int bench_isn_siphash(struct xdp_md *ctx __maybe_unused)
+{
+	out_isn = isn_compute(&in_key, ISN_HASH_SIPHASH, &in_flow, bpf_ktime_get_ns());
+	return XDP_PASS;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/*
+ * Not used by a program: these put the remaining shared types into this
+ * object's BTF for tests/test_abi.c.
+ */
+struct isn_config abi_config;
+enum flow_family abi_family;
+enum isn_stat abi_stat;
+enum isn_hash abi_hash;

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Pins the shared ABI: sizeof/offsetof of every struct in include/isnguard.h
+ * and the values of its enums, as this compiler sees them, against the BTF
+ * that clang wrote into the BPF object.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <bpf/btf.h>
+
+#include "bpf_run.h"
+#include "harness.h"
+#include "isnguard.h"
+
+struct abi_member {
+	const char *name;
+	size_t offset;
+	size_t size;
+};
+
+#define MEMBER(type, field) { #field, offsetof(struct type, field), sizeof(((struct type *)0)->field) }
+
+static struct btf *object_btf(void)
+{
+	struct btf *btf = btf__parse(build_path("isn_test.bpf.o"), NULL);
+
+	if (!btf)
+		FAIL("parse BTF of isn_test.bpf.o: %s", strerror(errno));
+	return btf;
+}
+
+static void check_struct(const char *name, size_t size, const struct abi_member *members,
+			 size_t nmembers)
+{
+	struct btf *btf = object_btf();
+	const struct btf_type *t;
+	const struct btf_member *m;
+	int id;
+
+	if (!btf)
+		return;
+	id = btf__find_by_name_kind(btf, name, BTF_KIND_STRUCT);
+	if (!ASSERT_TRUE(id > 0, name))
+		goto out;
+	t = btf__type_by_id(btf, id);
+	ASSERT_EQ(btf__resolve_size(btf, id), size, name);
+	ASSERT_EQ(btf_vlen(t), nmembers, "member count");
+	m = btf_members(t);
+	for (size_t i = 0; i < nmembers && i < btf_vlen(t); i++) {
+		const char *mname = btf__name_by_offset(btf, m[i].name_off);
+
+		ASSERT_STREQ(mname, members[i].name, "member name");
+		ASSERT_EQ(btf_member_bit_offset(t, (uint32_t)i) / 8, members[i].offset, members[i].name);
+		ASSERT_EQ(btf__resolve_size(btf, m[i].type), members[i].size, members[i].name);
+	}
+out:
+	btf__free(btf);
+}
+
+TEST(test_abi_flow_key_matches_btf)
+{
+	static const struct abi_member members[] = {
+		MEMBER(flow_key, local_addr), MEMBER(flow_key, remote_addr),
+		MEMBER(flow_key, local_port), MEMBER(flow_key, remote_port),
+		MEMBER(flow_key, family), MEMBER(flow_key, pad),
+	};
+
+	check_struct("flow_key", sizeof(struct flow_key), members, 6);
+}
+
+TEST(test_abi_isn_key_matches_btf)
+{
+	static const struct abi_member members[] = { MEMBER(isn_key, bytes) };
+
+	check_struct("isn_key", sizeof(struct isn_key), members, 1);
+}
+
+TEST(test_abi_isn_config_matches_btf)
+{
+	static const struct abi_member members[] = { MEMBER(isn_config, hash), MEMBER(isn_config, flags) };
+
+	check_struct("isn_config", sizeof(struct isn_config), members, 2);
+}
+
+static void check_enum_value(struct btf *btf, const char *enum_name, const char *name, long value)
+{
+	int id = btf__find_by_name_kind(btf, enum_name, BTF_KIND_ENUM);
+	const struct btf_type *t;
+	const struct btf_enum *e;
+
+	if (!ASSERT_TRUE(id > 0, enum_name))
+		return;
+	t = btf__type_by_id(btf, id);
+	e = btf_enum(t);
+	for (uint32_t i = 0; i < btf_vlen(t); i++) {
+		if (!strcmp(btf__name_by_offset(btf, e[i].name_off), name)) {
+			ASSERT_EQ(e[i].val, value, name);
+			return;
+		}
+	}
+	FAIL("%s has no %s", enum_name, name);
+}
+
+TEST(test_abi_enums_match_btf)
+{
+	struct btf *btf = object_btf();
+
+	if (!btf)
+		return;
+	check_enum_value(btf, "isn_hash", "ISN_HASH_SIPHASH", ISN_HASH_SIPHASH);
+	check_enum_value(btf, "isn_hash", "ISN_HASH_MD5", ISN_HASH_MD5);
+	check_enum_value(btf, "isn_hash", "ISN_HASH_NONE", ISN_HASH_NONE);
+	check_enum_value(btf, "flow_family", "FLOW_FAMILY_IPV4", FLOW_FAMILY_IPV4);
+	check_enum_value(btf, "flow_family", "FLOW_FAMILY_IPV6", FLOW_FAMILY_IPV6);
+#define CHECK_STAT(name, text) check_enum_value(btf, "isn_stat", #name, name);
+	ISNGUARD_STATS(CHECK_STAT)
+#undef CHECK_STAT
+	check_enum_value(btf, "isn_stat", "STAT_COUNT", STAT_COUNT);
+	btf__free(btf);
+}
+
+/* Value structs have no holes: explicit padding only (what bpftool prints is all there is). */
+TEST(test_abi_structs_have_no_implicit_padding)
+{
+	ASSERT_EQ(sizeof(struct flow_key), 16 + 16 + 2 + 2 + 1 + 3, "flow_key size");
+	ASSERT_EQ(sizeof(struct isn_key), ISN_KEY_LEN, "isn_key size");
+	ASSERT_EQ(sizeof(struct isn_config), 8, "isn_config size");
+}

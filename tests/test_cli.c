@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * build/isnguard isn: output for fixed inputs and errors for bad ones.
+ * Expected F values were computed once by an independent Python
+ * implementation (SipHash-2-4 written from the paper, MD5 from hashlib).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bpf_run.h"
+#include "harness.h"
+
+#define KEY_SEQ "000102030405060708090a0b0c0d0e0f"
+#define KEY_RND "3f5a9c0e71d2b8a4e6c1097d5b3f8a26"
+
+struct cli_result {
+	int status;		/* exit status, -1 if it did not exit */
+	char out[4096];
+	char err[4096];
+};
+
+static void read_all(int fd, char *buf, size_t cap)
+{
+	size_t n = 0;
+	ssize_t r;
+
+	while (n + 1 < cap && (r = read(fd, buf + n, cap - 1 - n)) > 0)
+		n += (size_t)r;
+	buf[n] = '\0';
+}
+
+/* Runs build/isnguard with args (NULL-terminated), capturing both streams. */
+static bool run_cli(struct cli_result *res, const char *const *args)
+{
+	const char *argv[32] = { "isnguard" };
+	int out_pipe[2], err_pipe[2], status;
+	const char *bin = build_path("isnguard");
+	char bin_copy[4096];
+	pid_t pid;
+	int n = 1;
+
+	snprintf(bin_copy, sizeof(bin_copy), "%s", bin);
+	for (; args[n - 1] && n < 31; n++)
+		argv[n] = args[n - 1];
+	argv[n] = NULL;
+	if (pipe(out_pipe) || pipe(err_pipe))
+		return false;
+	pid = fork();
+	if (pid == 0) {
+		dup2(out_pipe[1], 1);
+		dup2(err_pipe[1], 2);
+		close(out_pipe[0]);
+		close(err_pipe[0]);
+		execv(bin_copy, (char *const *)argv);
+		_exit(127);
+	}
+	close(out_pipe[1]);
+	close(err_pipe[1]);
+	/* Outputs here are small: reading one pipe then the other cannot deadlock. */
+	read_all(out_pipe[0], res->out, sizeof(res->out));
+	read_all(err_pipe[0], res->err, sizeof(res->err));
+	close(out_pipe[0]);
+	close(err_pipe[0]);
+	waitpid(pid, &status, 0);
+	res->status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	return true;
+}
+
+static void expect_json(const char *const *args, const char *expected)
+{
+	struct cli_result res;
+	char want[256];
+
+	snprintf(want, sizeof(want), "%s\n", expected);
+	if (!ASSERT_TRUE(run_cli(&res, args), "run isnguard"))
+		return;
+	ASSERT_EQ(res.status, 0, "exit status");
+	ASSERT_STREQ(res.out, want, "stdout");
+	ASSERT_STREQ(res.err, "", "stderr");
+}
+
+TEST(test_cli_isn_siphash_ipv4_json)
+{
+	const char *args[] = { "isn", "--hash", "siphash", "--key", KEY_SEQ, "--local", "10.0.0.1:80",
+			       "--remote", "10.0.0.2:40000", "--ticks", "0", "--json", NULL };
+
+	expect_json(args, "{\"hash\":\"siphash\",\"f\":3287547870,\"m\":0,\"isn\":3287547870}");
+}
+
+TEST(test_cli_isn_md5_ipv4_json)
+{
+	const char *args[] = { "isn", "--hash", "md5", "--key", KEY_SEQ, "--local", "10.0.0.1:80",
+			       "--remote", "10.0.0.2:40000", "--ticks", "0", "--json", NULL };
+
+	expect_json(args, "{\"hash\":\"md5\",\"f\":2217800923,\"m\":0,\"isn\":2217800923}");
+}
+
+/* M + F wraps mod 2^32. */
+TEST(test_cli_isn_siphash_ipv6_wraps)
+{
+	const char *args[] = { "isn", "--key", KEY_RND, "--local", "[2001:db8::1]:443",
+			       "--remote", "[2001:db8::2]:5555", "--ticks", "4294967295", "--json", NULL };
+
+	expect_json(args, "{\"hash\":\"siphash\",\"f\":3387318246,\"m\":4294967295,\"isn\":3387318245}");
+}
+
+TEST(test_cli_isn_md5_ipv6_json)
+{
+	const char *args[] = { "isn", "-H", "md5", "-k", KEY_SEQ, "-l", "[2001:db8::1]:443",
+			       "-r", "[2001:db8::2]:5555", "-t", "100", "-j", NULL };
+
+	expect_json(args, "{\"hash\":\"md5\",\"f\":1485054829,\"m\":100,\"isn\":1485054929}");
+}
+
+TEST(test_cli_isn_md5_other_key_hex_ticks)
+{
+	const char *args[] = { "isn", "--hash", "md5", "--key", "3F5A9C0E71D2B8A4E6C1097D5B3F8A26",
+			       "--local", "192.168.1.10:22", "--remote", "203.0.113.7:51234",
+			       "--ticks", "0x75bcd15", "--json", NULL };
+
+	expect_json(args, "{\"hash\":\"md5\",\"f\":897475689,\"m\":123456789,\"isn\":1020932478}");
+}
+
+TEST(test_cli_isn_none_needs_no_key)
+{
+	const char *args[] = { "isn", "--hash", "none", "--local", "192.168.1.10:22",
+			       "--remote", "203.0.113.7:51234", "--ticks", "42", "--json", NULL };
+
+	expect_json(args, "{\"hash\":\"none\",\"f\":0,\"m\":42,\"isn\":42}");
+}
+
+TEST(test_cli_isn_text_output)
+{
+	const char *args[] = { "isn", "--key", KEY_SEQ, "--local", "10.0.0.1:80",
+			       "--remote", "10.0.0.2:40000", "--ticks", "16", NULL };
+	struct cli_result res;
+
+	if (!ASSERT_TRUE(run_cli(&res, args), "run isnguard"))
+		return;
+	ASSERT_EQ(res.status, 0, "exit status");
+	ASSERT_STREQ(res.out,
+		     "hash    siphash\n"
+		     "local   10.0.0.1:80\n"
+		     "remote  10.0.0.2:40000\n"
+		     "f       0xc3f3ffde  3287547870\n"
+		     "m       0x00000010  16\n"
+		     "isn     0xc3f3ffee  3287547886\n", "stdout");
+}
+
+/* Without --ticks, M is the clock now: it must lie between readings around the call. */
+TEST(test_cli_isn_default_ticks_is_monotonic_clock)
+{
+	const char *args[] = { "isn", "--hash", "none", "--local", "10.0.0.1:1",
+			       "--remote", "10.0.0.2:2", "--json", NULL };
+	struct cli_result res;
+	struct timespec ts;
+	uint32_t before, after;
+	unsigned long m = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	before = (uint32_t)(((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec) / 4000);
+	if (!ASSERT_TRUE(run_cli(&res, args), "run isnguard"))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	after = (uint32_t)(((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec) / 4000);
+	ASSERT_EQ(res.status, 0, "exit status");
+	if (!ASSERT_EQ(sscanf(res.out, "{\"hash\":\"none\",\"f\":0,\"m\":%lu", &m), 1, "parse m"))
+		return;
+	ASSERT_TRUE((uint32_t)((uint32_t)m - before) <= (uint32_t)(after - before),
+		    "m within the clock around the call");
+}
+
+/* Each bad input: exit 2, nothing on stdout, exactly one line on stderr naming the problem. */
+static const struct {
+	const char *desc;
+	const char *args[16];
+	const char *err_contains;
+} bad_inputs[] = {
+	{ "short key", { "isn", "--key", "0011", "--local", "1.2.3.4:1", "--remote", "1.2.3.5:2" }, "bad key" },
+	{ "long key", { "isn", "--key", KEY_SEQ "00", "--local", "1.2.3.4:1", "--remote", "1.2.3.5:2" }, "bad key" },
+	{ "non-hex key", { "isn", "--key", "000102030405060708090a0b0c0d0e0g", "--local", "1.2.3.4:1", "--remote", "1.2.3.5:2" }, "not a hex digit" },
+	{ "unknown hash", { "isn", "--hash", "sha1", "--key", KEY_SEQ, "--local", "1.2.3.4:1", "--remote", "1.2.3.5:2" }, "unknown hash 'sha1'" },
+	{ "bad IPv4", { "isn", "--key", KEY_SEQ, "--local", "1.2.3.256:1", "--remote", "1.2.3.5:2" }, "bad --local" },
+	{ "port too large", { "isn", "--key", KEY_SEQ, "--local", "1.2.3.4:65536", "--remote", "1.2.3.5:2" }, "port" },
+	{ "port not a number", { "isn", "--key", KEY_SEQ, "--local", "1.2.3.4:http", "--remote", "1.2.3.5:2" }, "port" },
+	{ "missing port", { "isn", "--key", KEY_SEQ, "--local", "1.2.3.4", "--remote", "1.2.3.5:2" }, "ADDR:PORT" },
+	{ "empty port", { "isn", "--key", KEY_SEQ, "--local", "1.2.3.4:", "--remote", "1.2.3.5:2" }, "port" },
+	{ "unbracketed IPv6", { "isn", "--key", KEY_SEQ, "--local", "::1:80", "--remote", "[::2]:2" }, "brackets" },
+	{ "bad IPv6", { "isn", "--key", KEY_SEQ, "--local", "[::g]:80", "--remote", "[::2]:2" }, "bad IPv6" },
+	{ "mixed families", { "isn", "--key", KEY_SEQ, "--local", "1.2.3.4:1", "--remote", "[::2]:2" }, "IPv4 or both IPv6" },
+	{ "missing remote", { "isn", "--key", KEY_SEQ, "--local", "1.2.3.4:1" }, "--remote" },
+	{ "missing key", { "isn", "--hash", "md5", "--local", "1.2.3.4:1", "--remote", "1.2.3.5:2" }, "--key is required" },
+	{ "negative ticks", { "isn", "--key", KEY_SEQ, "--local", "1.2.3.4:1", "--remote", "1.2.3.5:2", "--ticks", "-1" }, "bad --ticks" },
+	{ "ticks too large", { "isn", "--key", KEY_SEQ, "--local", "1.2.3.4:1", "--remote", "1.2.3.5:2", "--ticks", "4294967296" }, "bad --ticks" },
+	{ "unknown option", { "isn", "--frobnicate" }, "unknown option" },
+	{ "option without argument", { "isn", "--key" }, "needs an argument" },
+	{ "stray argument", { "isn", "--key", KEY_SEQ, "--local", "1.2.3.4:1", "--remote", "1.2.3.5:2", "extra" }, "unexpected argument" },
+	{ "unknown command", { "frobnicate" }, "unknown command" },
+};
+
+TEST(test_cli_isn_bad_inputs_exit_2_with_one_line)
+{
+	for (size_t i = 0; i < sizeof(bad_inputs) / sizeof(bad_inputs[0]); i++) {
+		struct cli_result res;
+		char *nl;
+
+		if (!ASSERT_TRUE(run_cli(&res, bad_inputs[i].args), bad_inputs[i].desc))
+			return;
+		ASSERT_EQ(res.status, 2, bad_inputs[i].desc);
+		ASSERT_STREQ(res.out, "", bad_inputs[i].desc);
+		nl = strchr(res.err, '\n');
+		if (!nl || nl[1] != '\0' || strncmp(res.err, "isnguard: ", 10))
+			FAIL("%s: stderr is not one 'isnguard: ...' line: \"%s\"", bad_inputs[i].desc, res.err);
+		if (!strstr(res.err, bad_inputs[i].err_contains))
+			FAIL("%s: stderr \"%s\" lacks \"%s\"", bad_inputs[i].desc, res.err,
+			     bad_inputs[i].err_contains);
+	}
+}
+
+TEST(test_cli_help_on_every_command)
+{
+	const char *const cmds[][3] = { { "--help" }, { "isn", "--help" }, { "help" } };
+
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		struct cli_result res;
+
+		if (!ASSERT_TRUE(run_cli(&res, cmds[i]), "run isnguard"))
+			return;
+		ASSERT_EQ(res.status, 0, cmds[i][0]);
+		ASSERT_TRUE(strstr(res.out, "Usage: isnguard"), "usage printed");
+	}
+}
