@@ -1,0 +1,124 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# isnguard: `make` builds, `sudo make test` runs the suite, `sudo make demo` shows it.
+# V=1 prints full commands.
+
+.DELETE_ON_ERROR:
+.DEFAULT_GOAL := all
+
+BUILD      ?= build
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+CC         ?= cc
+CLANG      ?= clang
+BPFTOOL    ?= bpftool
+PKG_CONFIG ?= pkg-config
+
+UNAME_M   := $(shell uname -m)
+BPF_ARCH  := $(subst x86_64,x86,$(subst aarch64,arm64,$(UNAME_M)))
+VMLINUX_H := vmlinux/$(UNAME_M)/vmlinux.h
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+WARNINGS := -Wall -Wextra
+BPF_CFLAGS := -target bpf -O2 -g $(WARNINGS) -D__TARGET_ARCH_$(BPF_ARCH) \
+	-I$(dir $(VMLINUX_H)) -Iinclude -Ibpf -MMD -MP
+CFLAGS ?= -O2 -g
+USER_CFLAGS := $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -I$(BUILD) -MMD -MP
+# Recursively expanded, so `make deps` can install pkg-config files first.
+USER_LIBS = $(shell $(PKG_CONFIG) --libs libbpf libcrypto 2>/dev/null || echo -lbpf -lelf -lz -lcrypto)
+
+# The CLI: main.c dispatches, one file per command group, ref/ is the OpenSSL reference.
+CLI_SRCS := $(wildcard user/*.c) $(wildcard user/ref/*.c)
+CLI_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRCS))
+# What tests and bench reuse from userspace.
+SHARED_OBJS := $(BUILD)/user/ref/isn_ref.o $(BUILD)/user/json_writer.o $(BUILD)/user/parse.o
+
+# BPF objects: the datapath (bpf/*.bpf.c) and test-only programs (tests/bpf/*.bpf.c).
+BPF_SRCS := $(wildcard bpf/*.bpf.c) $(wildcard tests/bpf/*.bpf.c)
+BPF_OBJS := $(addprefix $(BUILD)/,$(notdir $(BPF_SRCS:.bpf.c=.bpf.o)))
+SKELS    := $(BPF_OBJS:.bpf.o=.skel.h)
+
+TEST_SRCS := tests/harness.c tests/bpf_run.c tests/pkt.c $(wildcard tests/test_*.c)
+TEST_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRCS))
+BENCH_OBJS := $(BUILD)/tests/bench.o $(BUILD)/tests/bpf_run.o
+
+.PHONY: all test test-unit bench demo deps install clean vmlinux
+
+all: $(BUILD)/isnguard $(BPF_OBJS) $(SKELS)
+
+$(BUILD) $(BUILD)/user $(BUILD)/user/ref $(BUILD)/tests:
+	$(Q)mkdir -p $@
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.bpf.o: tests/bpf/%.bpf.c $(VMLINUX_H) | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(notdir $*) > $@
+
+$(BUILD)/user/%.o: user/%.c | $(BUILD)/user $(BUILD)/user/ref
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/%.o: tests/%.c $(SKELS) | $(BUILD)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Itests -c $< -o $@
+
+$(BUILD)/isnguard: $(CLI_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
+
+$(BUILD)/test_runner: $(TEST_OBJS) $(SHARED_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
+
+$(BUILD)/bench: $(BENCH_OBJS) $(SHARED_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
+
+# The Debian packages the build, tests and demo need; installs only what is missing.
+deps:
+	$(Q)scripts/deps.sh
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/test_runner
+	$(Q)scripts/run-tests.sh $(BUILD)
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench
+	$(Q)$(BUILD)/bench $(BENCH_ARGS)
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench
+	$(Q)scripts/demo.sh $(BUILD)
+
+install: all
+	$(Q)install -D -m 0755 $(BUILD)/isnguard $(DESTDIR)$(PREFIX)/sbin/isnguard
+	$(Q)install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/isnguard/README.md
+
+# Regenerate vmlinux.h from the running kernel's BTF (see README: when to).
+vmlinux:
+	$(Q)mkdir -p $(dir $(VMLINUX_H))
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_H).tmp
+	$(Q)mv $(VMLINUX_H).tmp $(VMLINUX_H)
+	@echo "  GEN      $(VMLINUX_H)"
+
+$(VMLINUX_H):
+	@echo "no $(VMLINUX_H) for this architecture: run 'make vmlinux' on a kernel with BTF" >&2
+	@false
+
+clean:
+	$(Q)rm -rf $(BUILD)
+
+-include $(wildcard $(BUILD)/*.d $(BUILD)/user/*.d $(BUILD)/user/ref/*.d $(BUILD)/tests/*.d)

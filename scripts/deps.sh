@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian packages isnguard's build, tests and demo need, when missing.
+set -euo pipefail
+
+packages=(
+	make gcc libc6-dev pkg-config	# userspace build
+	clang llvm			# BPF objects
+	bpftool				# skeletons, vmlinux.h, map inspection
+	libbpf-dev libelf-dev zlib1g-dev	# libbpf and what it links
+	libxdp-dev xdp-tools		# XDP attach through the dispatcher
+	libssl-dev			# OpenSSL reference MD5/SipHash
+	iproute2 tcpdump		# namespaces, veth, captures in end-to-end tests
+)
+
+if ! command -v dpkg-query >/dev/null; then
+	echo "deps: not a Debian system; install the equivalents of: ${packages[*]}" >&2
+	exit 0
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps: missing packages: ${missing[*]} (run 'sudo make deps')" >&2
+	exit 1
+fi
+echo "  DEPS     installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
