@@ -10,6 +10,7 @@
 
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
+#include <linux/bpf.h>		/* struct bpf_timer */
 #endif
 
 /* Keyed part F of the RFC 6528 ISN. Values are the ABI: never renumber. */
@@ -60,31 +61,103 @@ struct flow_key {
 	__u8 pad[3];
 };
 
-/* Datapath configuration, one entry, read once per packet. */
+/* Datapath configuration, one entry (map isn_config), read once per packet. */
 struct isn_config {
-	__u32 hash;		/* enum isn_hash for new flows */
-	__u32 flags;		/* reserved, zero */
+	__u32 hash;			/* enum isn_hash for new flows */
+	__u32 flags;			/* reserved, zero */
+	/* Idle timeouts by flow phase, in seconds (pf's tcp.first/established/closing/closed). */
+	__u32 timeout_opening;		/* SYN or SYN-ACK sent, handshake not done */
+	__u32 timeout_established;
+	__u32 timeout_closing;		/* FIN seen one way */
+	__u32 timeout_closed;		/* FIN both ways, or RST */
+};
+
+#define ISN_DEFAULT_TIMEOUT_OPENING 120
+#define ISN_DEFAULT_TIMEOUT_ESTABLISHED (24 * 3600)
+#define ISN_DEFAULT_TIMEOUT_CLOSING 900
+#define ISN_DEFAULT_TIMEOUT_CLOSED 90
+
+/*
+ * What the datapath has seen of a flow, as bits set once each (atomically),
+ * so the egress and ingress programs never race on a read-modify-write. The
+ * phase (opening, established, closing, closed) follows from them.
+ */
+enum flow_flag {
+	FLOW_F_ACTIVE_OPEN = 1 << 0,	/* the host sent the SYN */
+	FLOW_F_PASSIVE_OPEN = 1 << 1,	/* the host sent the SYN-ACK */
+	FLOW_F_ESTABLISHED = 1 << 2,	/* the peer acknowledged the host's ISN */
+	FLOW_F_FIN_LOCAL = 1 << 3,
+	FLOW_F_FIN_REMOTE = 1 << 4,
+	FLOW_F_RST = 1 << 5,
+};
+
+enum flow_phase {
+	FLOW_PHASE_OPENING = 0,
+	FLOW_PHASE_ESTABLISHED = 1,
+	FLOW_PHASE_CLOSING = 2,
+	FLOW_PHASE_CLOSED = 3,
+};
+
+static inline enum flow_phase flow_phase_of(__u32 flags)
+{
+	if ((flags & FLOW_F_RST) ||
+	    (flags & (FLOW_F_FIN_LOCAL | FLOW_F_FIN_REMOTE)) == (FLOW_F_FIN_LOCAL | FLOW_F_FIN_REMOTE))
+		return FLOW_PHASE_CLOSED;
+	if (flags & (FLOW_F_FIN_LOCAL | FLOW_F_FIN_REMOTE))
+		return FLOW_PHASE_CLOSING;
+	if (flags & FLOW_F_ESTABLISHED)
+		return FLOW_PHASE_ESTABLISHED;
+	return FLOW_PHASE_OPENING;
+}
+
+/*
+ * Value of the flow table (map isn_flows, LRU hash keyed by struct flow_key).
+ * seq_delta = wire ISN - host ISN: egress adds it to seq, ingress subtracts it
+ * from ack and SACK edges. Times are bpf_ktime_get_coarse_ns().
+ */
+struct flow_state {
+	__u32 seq_delta;
+	__u32 host_isn;		/* the host's own ISN, to tell a retransmitted SYN from a new one */
+	__u32 wire_isn;		/* the keyed ISN that went on the wire */
+	__u32 flags;		/* enum flow_flag */
+	__u32 hash;		/* enum isn_hash the ISN was made with */
+	__u32 pad;
+	__u64 created_ns;
+	__u64 last_seen_ns;
+	struct bpf_timer timer;	/* expires the entry after its phase's idle timeout */
 };
 
 /*
- * Per-CPU counters, one per datapath decision. X-macro so the enum and the
- * userspace name table are generated from the same list.
+ * Per-CPU counters (map isn_stats), one per datapath decision plus flow
+ * events. Every packet ends in exactly one decision counter. X-macro so the
+ * enum and the userspace name table come from the same list.
  */
 #define ISNGUARD_STATS(X)						\
+	/* decisions: passed untouched */				\
 	X(STAT_PASS_NOT_IP,		"pass_not_ip")			\
 	X(STAT_PASS_NOT_TCP,		"pass_not_tcp")			\
 	X(STAT_PASS_FRAGMENT,		"pass_fragment")		\
 	X(STAT_PASS_IPV6_EXTHDR,	"pass_ipv6_exthdr")		\
 	X(STAT_PASS_TRUNCATED,		"pass_truncated")		\
 	X(STAT_PASS_UNTRACKED,		"pass_untracked")		\
+	X(STAT_PASS_NOTHING_TO_DO,	"pass_nothing_to_do")		\
 	X(STAT_PASS_TCP_SIGNED,		"pass_tcp_signed")		\
+	X(STAT_PASS_ICMP,		"pass_icmp")			\
+	/* decisions: rewritten */					\
 	X(STAT_SYN_REWRITTEN,		"syn_rewritten")		\
 	X(STAT_SYNACK_REWRITTEN,	"synack_rewritten")		\
+	X(STAT_SYN_RETRANSMIT,		"syn_retransmit_rewritten")	\
 	X(STAT_SEQ_TRANSLATED,		"seq_translated")		\
 	X(STAT_ACK_TRANSLATED,		"ack_translated")		\
-	X(STAT_SACK_TRANSLATED,		"sack_translated")		\
 	X(STAT_ICMP_TRANSLATED,		"icmp_translated")		\
-	X(STAT_FLOW_EVICTED,		"flow_evicted")
+	/* decisions: dropped deliberately */				\
+	X(STAT_DROP_ERROR,		"drop_error")			\
+	/* events */							\
+	X(STAT_SACK_BLOCKS,		"sack_blocks_translated")	\
+	X(STAT_FLOW_CREATED,		"flow_created")			\
+	X(STAT_FLOW_REUSED,		"flow_reused")			\
+	X(STAT_FLOW_EXPIRED,		"flow_expired")			\
+	X(STAT_FLOW_TIMER_ERROR,	"flow_timer_error")
 
 #define ISNGUARD_STAT_ENUM(name, text) name,
 enum isn_stat {
@@ -92,5 +165,13 @@ enum isn_stat {
 	STAT_COUNT
 };
 #undef ISNGUARD_STAT_ENUM
+
+/* Maps, pinned with BTF under ISN_PIN_DIR by these names. */
+#define ISN_PIN_DIR "/sys/fs/bpf/isnguard"
+#define ISN_MAP_FLOWS "isn_flows"
+#define ISN_MAP_CONFIG "isn_config"
+#define ISN_MAP_KEY "isn_key"
+#define ISN_MAP_STATS "isn_stats"
+#define ISN_DEFAULT_MAX_FLOWS 262144
 
 #endif /* ISNGUARD_H */

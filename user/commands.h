@@ -3,6 +3,13 @@
 #ifndef ISNGUARD_COMMANDS_H
 #define ISNGUARD_COMMANDS_H
 
-int do_isn(int argc, char **argv);
+int do_isn(int argc, char **argv);	/* isn.c */
+int do_attach(int argc, char **argv);	/* attach.c */
+int do_detach(int argc, char **argv);	/* attach.c */
+int do_status(int argc, char **argv);	/* attach.c */
+int do_stats(int argc, char **argv);	/* stats.c */
+int do_flows(int argc, char **argv);	/* flows.c */
+int do_mode(int argc, char **argv);	/* key.c */
+int do_key(int argc, char **argv);	/* key.c */
 
 #endif /* ISNGUARD_COMMANDS_H */

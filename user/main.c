@@ -13,6 +13,13 @@ static int do_help(int argc, char **argv);
 static int do_version(int argc, char **argv);
 
 static const struct cmd commands[] = {
+	{ "attach", do_attach, "load the datapath and attach it to an interface" },
+	{ "detach", do_detach, "detach the datapath from an interface" },
+	{ "status", do_status, "show where the datapath is attached and its settings" },
+	{ "stats", do_stats, "show the datapath counters" },
+	{ "flows", do_flows, "list the tracked connections" },
+	{ "mode", do_mode, "switch the hash of new flows (siphash, md5, none)" },
+	{ "key", do_key, "rotate or set the secret key (new flows only)" },
 	{ "isn", do_isn, "print the keyed ISN of a connection (reference implementation)" },
 	{ "version", do_version, "print the version" },
 	{ "help", do_help, "show this help" },
