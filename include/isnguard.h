@@ -166,12 +166,41 @@ enum isn_stat {
 };
 #undef ISNGUARD_STAT_ENUM
 
+/*
+ * Where the datapath is attached (map isn_links, written only by the
+ * loader): the state directory is shared by every interface, in any network
+ * namespace, so this is how detach knows it removed the last user and status
+ * lists them all.
+ */
+struct link_key {
+	__u64 netns_ino;	/* inode of the network namespace */
+	__u32 ifindex;
+	__u32 pad;
+};
+
+enum link_xdp_mode {
+	LINK_XDP_NATIVE = 1,
+	LINK_XDP_SKB = 2,
+};
+
+struct link_info {
+	char ifname[16];
+	__u32 xdp_mode;		/* enum link_xdp_mode */
+	__u32 xdp_prog_id;
+	__u32 tc_prog_id;
+	__u32 pad;
+	__u64 attached_at;	/* CLOCK_REALTIME seconds */
+};
+
+#define ISN_MAX_LINKS 256
+
 /* Maps, pinned with BTF under ISN_PIN_DIR by these names. */
 #define ISN_PIN_DIR "/sys/fs/bpf/isnguard"
 #define ISN_MAP_FLOWS "isn_flows"
 #define ISN_MAP_CONFIG "isn_config"
 #define ISN_MAP_KEY "isn_key"
 #define ISN_MAP_STATS "isn_stats"
+#define ISN_MAP_LINKS "isn_links"
 #define ISN_DEFAULT_MAX_FLOWS 262144
 
 #endif /* ISNGUARD_H */

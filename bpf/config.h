@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The control plane's settings: the hash mode and timeouts (isn_config) and
+ * the secret (isn_key). The key map is BPF_F_WRONLY from syscalls, so
+ * `bpftool map dump` cannot read the secret, and BPF_F_RDONLY_PROG, so no
+ * program can change it.
+ */
+#ifndef ISNGUARD_BPF_CONFIG_H
+#define ISNGUARD_BPF_CONFIG_H
+
+#include <bpf/bpf_helpers.h>
+#include "isnguard.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct isn_config);
+} isn_config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct isn_key);
+	__uint(map_flags, BPF_F_WRONLY | BPF_F_RDONLY_PROG);
+} isn_key SEC(".maps");
+
+/* The loader's record of attachments; no program reads it, it is here to be pinned with BTF. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ISN_MAX_LINKS);
+	__type(key, struct link_key);
+	__type(value, struct link_info);
+} isn_links SEC(".maps");
+
+static __always_inline struct isn_config *config_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&isn_config, &zero);
+}
+
+static __always_inline const struct isn_key *key_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&isn_key, &zero);
+}
+
+#endif /* ISNGUARD_BPF_CONFIG_H */

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Egress: the host's own segments. A SYN (active open) or SYN-ACK (passive
+ * open) gets the keyed RFC 6528 ISN in place of the host's, and the flow
+ * remembers delta = wire - host; every later segment of the flow gets
+ * seq += delta (data, pure ACK, FIN, RST alike), as pf's `modulate state`.
+ */
+#ifndef ISNGUARD_BPF_EGRESS_H
+#define ISNGUARD_BPF_EGRESS_H
+
+#include "ctx.h"
+#include "flow.h"
+#include "isn.h"
+#include "parse.h"
+#include "tcpopt.h"
+
+#define TCP_SEQ_OFF 4
+#define TCP_ACK_OFF 8
+#define TCP_CSUM_OFF 16
+
+/* The flow key of a segment the host sends: source is local. */
+static __always_inline int egress_flow_key(const struct ctx *c, const struct pkt *pkt,
+					   struct flow_key *fk)
+{
+	struct tcphdr *th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
+
+	if (!th)
+		return -1;
+	if (pkt->family == FLOW_FAMILY_IPV4) {
+		struct iphdr *iph = ctx_ptr(c, pkt->l3_off, IPV4_HLEN_MIN);
+
+		if (!iph)
+			return -1;
+		flow_key_fill(fk, pkt->family, &iph->saddr, &iph->daddr, th->source, th->dest);
+	} else {
+		struct ipv6hdr *ip6h = ctx_ptr(c, pkt->l3_off, IPV6_HLEN);
+
+		if (!ip6h)
+			return -1;
+		flow_key_fill(fk, pkt->family, &ip6h->saddr, &ip6h->daddr, th->source, th->dest);
+	}
+	return 0;
+}
+
+/* Adds delta to the 32-bit sequence-space field at off (TCP checksum follows). */
+static __always_inline int tcp_shift_field(const struct ctx *c, const struct pkt *pkt,
+					   __u32 off, __u32 delta)
+{
+	__be32 old;
+
+	if (ctx_load_be32(c, off, &old))
+		return -1;
+	return ctx_replace_be32(c, off, pkt->l4_off + TCP_CSUM_OFF, old,
+				bpf_htonl(bpf_ntohl(old) + delta));
+}
+
+/* A new flow, or a new connection on a reused tuple: fresh keyed ISN. */
+static __always_inline struct flow_state *egress_flow_start(const struct flow_key *fk,
+							    struct flow_state *st, __u32 host_isn,
+							    __u32 open_flag, __u64 now)
+{
+	const struct isn_config *cfg = config_get();
+	const struct isn_key *key = key_get();
+	__u32 hash, wire_isn;
+
+	if (!cfg || !key)
+		return NULL;
+	hash = cfg->hash;
+	wire_isn = isn_compute(key, hash, fk, now);
+
+	if (st) {
+		/* Same tuple, new host ISN: a new connection; the old one's delta is void. */
+		st->seq_delta = wire_isn - host_isn;
+		st->host_isn = host_isn;
+		st->wire_isn = wire_isn;
+		st->flags = open_flag;
+		st->hash = hash;
+		st->created_ns = now;
+		st->last_seen_ns = now;
+		flow_timer_arm(st);
+		stat_inc(STAT_FLOW_REUSED);
+		return st;
+	}
+
+	struct flow_state fresh = {
+		.seq_delta = wire_isn - host_isn,
+		.host_isn = host_isn,
+		.wire_isn = wire_isn,
+		.flags = open_flag,
+		.hash = hash,
+		.created_ns = now,
+		.last_seen_ns = now,
+	};
+
+	if (bpf_map_update_elem(&isn_flows, fk, &fresh, BPF_NOEXIST))
+		return NULL;
+	st = bpf_map_lookup_elem(&isn_flows, fk);
+	if (!st)
+		return NULL;
+	flow_timer_init(st);
+	stat_inc(STAT_FLOW_CREATED);
+	return st;
+}
+
+static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt,
+				      const struct flow_key *fk)
+{
+	bool synack = pkt->tcp_flags & TCPF_ACK;
+	__u32 open_flag = synack ? FLOW_F_PASSIVE_OPEN : FLOW_F_ACTIVE_OPEN;
+	struct flow_state *st;
+	struct tcp_opts opts;
+	__be32 seq;
+	__u32 host_isn;
+	__u64 now;
+	int stat;
+
+	tcpopt_walk(c, pkt, &opts);
+	if (opts.is_signed) {
+		/* Never rewritten; forget any earlier flow on this tuple so nothing is translated. */
+		bpf_map_delete_elem(&isn_flows, fk);
+		return STAT_PASS_TCP_SIGNED;
+	}
+	if (ctx_load_be32(c, pkt->l4_off + TCP_SEQ_OFF, &seq))
+		return STAT_PASS_TRUNCATED;
+	host_isn = bpf_ntohl(seq);
+	now = bpf_ktime_get_ns();	/* the one precise clock read: M needs 4 us */
+
+	st = bpf_map_lookup_elem(&isn_flows, fk);
+	if (st && st->host_isn == host_isn && (st->flags & open_flag) &&
+	    flow_phase_of(st->flags) == FLOW_PHASE_OPENING) {
+		/* Retransmission: the same wire ISN again, so both copies agree. */
+		stat = STAT_SYN_RETRANSMIT;
+		if (now - st->last_seen_ns > FLOW_TOUCH_NS)
+			st->last_seen_ns = now;
+	} else {
+		st = egress_flow_start(fk, st, host_isn, open_flag, now);
+		if (!st)
+			return STAT_DROP_ERROR;	/* the stack retransmits; never leak the host ISN */
+		stat = synack ? STAT_SYNACK_REWRITTEN : STAT_SYN_REWRITTEN;
+	}
+	if (ctx_replace_be32(c, pkt->l4_off + TCP_SEQ_OFF, pkt->l4_off + TCP_CSUM_OFF, seq,
+			     bpf_htonl(st->wire_isn)))
+		return STAT_DROP_ERROR;
+	return stat;
+}
+
+static __always_inline int datapath_egress(const struct ctx *c)
+{
+	struct flow_state *st;
+	struct flow_key fk;
+	struct pkt pkt;
+	__u32 seen = 0;
+	int err;
+
+	err = parse_packet(c, &pkt, false);
+	if (err != PARSE_OK)
+		return err;
+	if (egress_flow_key(c, &pkt, &fk))
+		return STAT_PASS_TRUNCATED;
+	if (pkt.tcp_flags & TCPF_SYN)
+		return egress_syn(c, &pkt, &fk);
+
+	st = bpf_map_lookup_elem(&isn_flows, &fk);
+	if (!st)
+		return STAT_PASS_UNTRACKED;
+	if (tcp_shift_field(c, &pkt, pkt.l4_off + TCP_SEQ_OFF, st->seq_delta))
+		return STAT_DROP_ERROR;
+	if (pkt.tcp_flags & TCPF_FIN)
+		seen |= FLOW_F_FIN_LOCAL;
+	if (pkt.tcp_flags & TCPF_RST)
+		seen |= FLOW_F_RST;
+	flow_note(st, seen, bpf_ktime_get_coarse_ns());
+	return STAT_SEQ_TRANSLATED;
+}
+
+#endif /* ISNGUARD_BPF_EGRESS_H */

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The flow table: one LRU hash shared by egress and ingress, keyed by the
+ * connection as the protected host sees it. Each entry carries a bpf_timer
+ * that removes it once it has been idle longer than its phase allows, so
+ * closed flows never pile up waiting for LRU pressure. An LRU eviction of a
+ * live entry cannot be seen here; userspace derives it from the counters
+ * (flow_created - flow_expired - entries present).
+ */
+#ifndef ISNGUARD_BPF_FLOW_H
+#define ISNGUARD_BPF_FLOW_H
+
+#include <bpf/bpf_helpers.h>
+#include "config.h"
+#include "isnguard.h"
+#include "stats.h"
+
+#define CLOCK_MONOTONIC 1
+#define NSEC_PER_SEC 1000000000ULL
+/* last_seen is rewritten at most this often, to keep the entry's cache line quiet. */
+#define FLOW_TOUCH_NS (NSEC_PER_SEC / 4)
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, ISN_DEFAULT_MAX_FLOWS);	/* set by the loader (--max-flows) */
+	__type(key, struct flow_key);
+	__type(value, struct flow_state);
+} isn_flows SEC(".maps");
+
+/* The key of a connection; local is the protected host. Addresses are 4 or 16 bytes. */
+static __always_inline void flow_key_fill(struct flow_key *fk, __u8 family,
+					  const void *local_addr, const void *remote_addr,
+					  __be16 local_port, __be16 remote_port)
+{
+	__builtin_memset(fk, 0, sizeof(*fk));
+	fk->family = family;
+	if (family == FLOW_FAMILY_IPV4) {
+		__builtin_memcpy(fk->local_addr, local_addr, 4);
+		__builtin_memcpy(fk->remote_addr, remote_addr, 4);
+	} else {
+		__builtin_memcpy(fk->local_addr, local_addr, 16);
+		__builtin_memcpy(fk->remote_addr, remote_addr, 16);
+	}
+	fk->local_port = local_port;
+	fk->remote_port = remote_port;
+}
+
+static __always_inline __u64 timeout_or_default(__u32 seconds, __u32 fallback)
+{
+	return (__u64)(seconds ? seconds : fallback) * NSEC_PER_SEC;
+}
+
+/* How long a flow may stay idle in its phase (isn_config, or the defaults if unset). */
+static __always_inline __u64 flow_timeout_ns(__u32 flags)
+{
+	struct isn_config *cfg = config_get();
+	__u32 opening = 0, established = 0, closing = 0, closed = 0;
+
+	if (cfg) {
+		opening = cfg->timeout_opening;
+		established = cfg->timeout_established;
+		closing = cfg->timeout_closing;
+		closed = cfg->timeout_closed;
+	}
+	switch (flow_phase_of(flags)) {
+	case FLOW_PHASE_ESTABLISHED:
+		return timeout_or_default(established, ISN_DEFAULT_TIMEOUT_ESTABLISHED);
+	case FLOW_PHASE_CLOSING:
+		return timeout_or_default(closing, ISN_DEFAULT_TIMEOUT_CLOSING);
+	case FLOW_PHASE_CLOSED:
+		return timeout_or_default(closed, ISN_DEFAULT_TIMEOUT_CLOSED);
+	default:
+		return timeout_or_default(opening, ISN_DEFAULT_TIMEOUT_OPENING);
+	}
+}
+
+/* Timer callback: expire the entry, or sleep until it could be idle long enough. */
+static int flow_timer_fire(void *map, struct flow_key *key, struct flow_state *st)
+{
+	__u64 timeout = flow_timeout_ns(st->flags);
+	__u64 now = bpf_ktime_get_coarse_ns();
+	__s64 idle = (__s64)(now - st->last_seen_ns);
+
+	if (idle >= (__s64)timeout) {
+		if (bpf_map_delete_elem(map, key) == 0)
+			stat_inc(STAT_FLOW_EXPIRED);
+		return 0;
+	}
+	if (idle < 0)
+		idle = 0;
+	bpf_timer_start(&st->timer, timeout - idle, 0);
+	return 0;
+}
+
+/* Arms the entry's timer for its current phase. */
+static __always_inline void flow_timer_arm(struct flow_state *st)
+{
+	if (bpf_timer_start(&st->timer, flow_timeout_ns(st->flags), 0))
+		stat_inc(STAT_FLOW_TIMER_ERROR);
+}
+
+/* First-time timer set-up of a new entry. */
+static __always_inline void flow_timer_init(struct flow_state *st)
+{
+	if (bpf_timer_init(&st->timer, &isn_flows, CLOCK_MONOTONIC) ||
+	    bpf_timer_set_callback(&st->timer, flow_timer_fire)) {
+		stat_inc(STAT_FLOW_TIMER_ERROR);
+		return;
+	}
+	flow_timer_arm(st);
+}
+
+/*
+ * Records what a segment showed. Each bit is set once, atomically, so the
+ * egress and ingress programs on different CPUs cannot undo each other. A
+ * phase change re-arms the timer, so a closed flow goes in closed-timeout
+ * time, not after the established timeout it was armed with.
+ */
+static __always_inline void flow_note(struct flow_state *st, __u32 new_flags, __u64 now)
+{
+	__u32 old = st->flags;
+
+	/* Signed: the coarse clock may lag the precise one the entry was created with. */
+	if ((__s64)(now - st->last_seen_ns) > (__s64)FLOW_TOUCH_NS)
+		st->last_seen_ns = now;
+	if ((old & new_flags) == new_flags)
+		return;
+	__sync_fetch_and_or(&st->flags, new_flags);
+	if (flow_phase_of(old) != flow_phase_of(old | new_flags))
+		flow_timer_arm(st);
+}
+
+#endif /* ISNGUARD_BPF_FLOW_H */

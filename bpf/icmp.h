@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * ICMP and ICMPv6 errors about the host's own segments quote the segment's
+ * IP header and at least its first 8 TCP bytes (RFC 792, RFC 4443 section
+ * 2.4), seq among them, in wire space. The host's stack checks that seq
+ * against its own send window (Linux tcp_v4_err/tcp_v6_err) and drops the
+ * error otherwise, which would break path-MTU discovery. So the quoted seq
+ * goes back by delta and the ICMP checksum is fixed to match. The quoted TCP
+ * checksum, when quoted at all, is left alone: it covers bytes the error does
+ * not carry, and no stack verifies it.
+ */
+#ifndef ISNGUARD_BPF_ICMP_H
+#define ISNGUARD_BPF_ICMP_H
+
+#include "egress.h"
+
+#define ICMP_DEST_UNREACH 3
+#define ICMP_TIME_EXCEEDED 11
+#define ICMP_PARAMETERPROB 12
+#define ICMPV6_DEST_UNREACH 1
+#define ICMPV6_PKT_TOOBIG 2
+#define ICMPV6_TIME_EXCEED 3
+#define ICMPV6_PARAMPROB 4
+#define ICMP_CSUM_OFF 2
+/* The quoted TCP bytes needed: ports and seq. */
+#define ICMP_QUOTED_TCP_LEN 8
+
+static __always_inline bool icmp_is_error(const struct pkt *pkt, __u8 type)
+{
+	if (pkt->family == FLOW_FAMILY_IPV4)
+		return type == ICMP_DEST_UNREACH || type == ICMP_TIME_EXCEEDED ||
+		       type == ICMP_PARAMETERPROB;
+	return type == ICMPV6_DEST_UNREACH || type == ICMPV6_PKT_TOOBIG ||
+	       type == ICMPV6_TIME_EXCEED || type == ICMPV6_PARAMPROB;
+}
+
+/* The quoted segment's flow (it was the host's: its source is local) and its TCP offset. */
+static __always_inline int icmp_quoted_flow(const struct ctx *c, const struct pkt *pkt,
+					    struct flow_key *fk, __u32 *inner_l4)
+{
+	__u32 inner_l3 = pkt->l4_off + ICMP_HLEN;
+	struct tcphdr *th;
+
+	if (pkt->family == FLOW_FAMILY_IPV4) {
+		struct iphdr *iph = ctx_ptr(c, inner_l3, IPV4_HLEN_MIN);
+
+		if (!iph || iph->version != 4 || iph->ihl < 5 || iph->protocol != IPPROTO_TCP ||
+		    (iph->frag_off & bpf_htons(IP_OFFSET)))
+			return -1;
+		*inner_l4 = inner_l3 + iph->ihl * 4;
+		th = ctx_ptr(c, *inner_l4, ICMP_QUOTED_TCP_LEN);
+		if (!th)
+			return -1;
+		flow_key_fill(fk, FLOW_FAMILY_IPV4, &iph->saddr, &iph->daddr, th->source, th->dest);
+	} else {
+		struct ipv6hdr *ip6h = ctx_ptr(c, inner_l3, IPV6_HLEN);
+
+		if (!ip6h || ip6h->version != 6 || ip6h->nexthdr != IPPROTO_TCP)
+			return -1;
+		*inner_l4 = inner_l3 + IPV6_HLEN;
+		th = ctx_ptr(c, *inner_l4, ICMP_QUOTED_TCP_LEN);
+		if (!th)
+			return -1;
+		flow_key_fill(fk, FLOW_FAMILY_IPV6, &ip6h->saddr, &ip6h->daddr, th->source, th->dest);
+	}
+	return 0;
+}
+
+static __always_inline int ingress_icmp(const struct ctx *c, const struct pkt *pkt)
+{
+	struct flow_state *st;
+	struct flow_key fk;
+	__u32 inner_l4;
+	__be32 seq;
+	__u8 *type = ctx_ptr(c, pkt->l4_off, 1);
+
+	if (!type || !icmp_is_error(pkt, *type))
+		return STAT_PASS_ICMP;
+	if (icmp_quoted_flow(c, pkt, &fk, &inner_l4))
+		return STAT_PASS_ICMP;
+	st = bpf_map_lookup_elem(&isn_flows, &fk);
+	if (!st)
+		return STAT_PASS_ICMP;
+	if (ctx_load_be32(c, inner_l4 + TCP_SEQ_OFF, &seq))
+		return STAT_PASS_ICMP;
+	if (ctx_replace_be32(c, inner_l4 + TCP_SEQ_OFF, pkt->l4_off + ICMP_CSUM_OFF, seq,
+			     bpf_htonl(bpf_ntohl(seq) - st->seq_delta)))
+		return STAT_DROP_ERROR;
+	return STAT_ICMP_TRANSLATED;
+}
+
+#endif /* ISNGUARD_BPF_ICMP_H */

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Ingress: the peer's segments. Whatever acknowledges the host's data is in
+ * wire sequence space and goes back by delta: the ack field (when ACK is
+ * set, RST included), each SACK block edge (RFC 2018), and the seq quoted in
+ * ICMP errors about the host's segments (bpf/icmp.h), so PMTU discovery and
+ * error handling in the host's stack see numbers they recognise.
+ */
+#ifndef ISNGUARD_BPF_INGRESS_H
+#define ISNGUARD_BPF_INGRESS_H
+
+#include "egress.h"
+#include "icmp.h"
+
+static __always_inline int ingress_flow_key(const struct ctx *c, const struct pkt *pkt,
+					    struct flow_key *fk)
+{
+	struct tcphdr *th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
+
+	if (!th)
+		return -1;
+	if (pkt->family == FLOW_FAMILY_IPV4) {
+		struct iphdr *iph = ctx_ptr(c, pkt->l3_off, IPV4_HLEN_MIN);
+
+		if (!iph)
+			return -1;
+		flow_key_fill(fk, pkt->family, &iph->daddr, &iph->saddr, th->dest, th->source);
+	} else {
+		struct ipv6hdr *ip6h = ctx_ptr(c, pkt->l3_off, IPV6_HLEN);
+
+		if (!ip6h)
+			return -1;
+		flow_key_fill(fk, pkt->family, &ip6h->daddr, &ip6h->saddr, th->dest, th->source);
+	}
+	return 0;
+}
+
+/* SACK block edges acknowledge host data: each goes back by delta. Returns blocks done or -1. */
+static __always_inline int ingress_sack(const struct ctx *c, const struct pkt *pkt,
+					__u32 delta)
+{
+	struct tcp_opts opts;
+	__u32 i;
+
+	if (pkt->tcp_hlen <= TCP_HLEN_MIN)
+		return 0;
+	tcpopt_walk(c, pkt, &opts);
+	for (i = 0; i < MAX_SACK_BLOCKS; i++) {
+		__u32 edge = opts.sack_off + i * TCPOLEN_SACK_BLOCK;
+
+		if (i >= opts.sack_blocks)
+			break;
+		if (tcp_shift_field(c, pkt, edge, -delta) ||
+		    tcp_shift_field(c, pkt, edge + 4, -delta))
+			return -1;
+	}
+	return (int)opts.sack_blocks;
+}
+
+static __always_inline int ingress_tcp(const struct ctx *c, const struct pkt *pkt)
+{
+	struct flow_state *st;
+	struct flow_key fk;
+	__u32 seen = 0, host_ack;
+	__be32 ack;
+	int blocks;
+
+	if (ingress_flow_key(c, pkt, &fk))
+		return STAT_PASS_TRUNCATED;
+	st = bpf_map_lookup_elem(&isn_flows, &fk);
+	if (!st)
+		return STAT_PASS_UNTRACKED;
+	if (pkt->tcp_flags & TCPF_FIN)
+		seen |= FLOW_F_FIN_REMOTE;
+	if (pkt->tcp_flags & TCPF_RST)
+		seen |= FLOW_F_RST;
+	if (!(pkt->tcp_flags & TCPF_ACK)) {
+		/* A peer's SYN or a bare RST: nothing of the host's is acknowledged. */
+		flow_note(st, seen, bpf_ktime_get_coarse_ns());
+		return STAT_PASS_NOTHING_TO_DO;
+	}
+
+	if (ctx_load_be32(c, pkt->l4_off + TCP_ACK_OFF, &ack))
+		return STAT_PASS_TRUNCATED;
+	host_ack = bpf_ntohl(ack) - st->seq_delta;
+	if (ctx_replace_be32(c, pkt->l4_off + TCP_ACK_OFF, pkt->l4_off + TCP_CSUM_OFF, ack,
+			     bpf_htonl(host_ack)))
+		return STAT_DROP_ERROR;
+	blocks = ingress_sack(c, pkt, st->seq_delta);
+	if (blocks < 0)
+		return STAT_DROP_ERROR;
+	if (blocks)
+		stat_add(STAT_SACK_BLOCKS, blocks);
+
+	/* Serial-number compare (RFC 1982): the peer has acknowledged the host's SYN. */
+	if ((__s32)(host_ack - (st->host_isn + 1)) >= 0)
+		seen |= FLOW_F_ESTABLISHED;
+	flow_note(st, seen, bpf_ktime_get_coarse_ns());
+	return STAT_ACK_TRANSLATED;
+}
+
+static __always_inline int datapath_ingress(const struct ctx *c)
+{
+	struct pkt pkt;
+	int err;
+
+	err = parse_packet(c, &pkt, true);
+	if (err != PARSE_OK)
+		return err;
+	if (pkt.proto == IPPROTO_TCP)
+		return ingress_tcp(c, &pkt);
+	return ingress_icmp(c, &pkt);
+}
+
+#endif /* ISNGUARD_BPF_INGRESS_H */

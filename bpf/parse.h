@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Bounds-checked header walk: Ethernet, one 802.1Q/802.1ad tag, IPv4 (with
+ * options) or IPv6, then TCP, or ICMP/ICMPv6 for the ingress error path.
+ * Everything else is classified so the program can pass it untouched and
+ * count why. The result is offsets, so XDP and tc can re-derive pointers
+ * after helpers that move packet data.
+ */
+#ifndef ISNGUARD_BPF_PARSE_H
+#define ISNGUARD_BPF_PARSE_H
+
+#include <bpf/bpf_endian.h>
+#include "ctx.h"
+#include "isnguard.h"
+
+#define ETH_HLEN 14
+#define VLAN_HLEN 4
+#define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
+#define ETH_P_8021Q 0x8100
+#define ETH_P_8021AD 0x88A8
+#define IPV4_HLEN_MIN 20
+#define IPV6_HLEN 40
+#define IP_MF 0x2000
+#define IP_OFFSET 0x1FFF
+#define TCP_HLEN_MIN 20
+#define ICMP_HLEN 8
+#define IPPROTO_ICMPV6 58	/* a #define in the UAPI, so not in vmlinux.h */
+
+/* IPv6 extension headers (RFC 8200 section 4, IANA "IPv6 Extension Header Types"). */
+#define NEXTHDR_HOP 0
+#define NEXTHDR_ROUTING 43
+#define NEXTHDR_FRAGMENT 44
+#define NEXTHDR_ESP 50
+#define NEXTHDR_AUTH 51
+#define NEXTHDR_DEST 60
+#define NEXTHDR_MOBILITY 135
+#define NEXTHDR_HIP 139
+#define NEXTHDR_SHIM6 140
+#define NEXTHDR_EXP1 253
+#define NEXTHDR_EXP2 254
+
+/* TCP flags in byte 13 of the header. */
+#define TCPF_FIN 0x01
+#define TCPF_SYN 0x02
+#define TCPF_RST 0x04
+#define TCPF_ACK 0x10
+
+/* Parsing went through; any other result is the STAT_PASS_* reason to stop. */
+#define PARSE_OK STAT_COUNT
+
+struct pkt {
+	__u32 l3_off;
+	__u32 l4_off;		/* TCP or ICMP header */
+	__u32 l4_end;		/* end of the IP payload, clamped to the frame */
+	__u32 tcp_hlen;		/* TCP header length with options */
+	__u8 family;		/* enum flow_family */
+	__u8 proto;		/* IPPROTO_TCP, IPPROTO_ICMP or IPPROTO_ICMPV6 */
+	__u8 tcp_flags;
+	__u8 pad;
+};
+
+static __always_inline bool ipv6_is_exthdr(__u8 nexthdr)
+{
+	switch (nexthdr) {
+	case NEXTHDR_HOP: case NEXTHDR_ROUTING: case NEXTHDR_FRAGMENT:
+	case NEXTHDR_ESP: case NEXTHDR_AUTH: case NEXTHDR_DEST:
+	case NEXTHDR_MOBILITY: case NEXTHDR_HIP: case NEXTHDR_SHIM6:
+	case NEXTHDR_EXP1: case NEXTHDR_EXP2:
+		return true;
+	}
+	return false;
+}
+
+/* PARSE_OK with *pkt filled for TCP (and ICMP when want_icmp), else the STAT_PASS_* reason. */
+static __always_inline int parse_ip(const struct ctx *c, __u32 off, __u16 eth_proto,
+				    struct pkt *pkt, bool want_icmp)
+{
+	__u32 ip_end;
+
+	pkt->l3_off = off;
+	if (eth_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *iph = ctx_ptr(c, off, IPV4_HLEN_MIN);
+		__u32 ihl;
+
+		if (!iph)
+			return STAT_PASS_TRUNCATED;
+		if (iph->version != 4 || iph->ihl < 5)
+			return STAT_PASS_TRUNCATED;
+		ihl = iph->ihl * 4;
+		if (iph->frag_off & bpf_htons(IP_MF | IP_OFFSET))
+			return STAT_PASS_FRAGMENT;
+		if (bpf_ntohs(iph->tot_len) < ihl)
+			return STAT_PASS_TRUNCATED;
+		pkt->family = FLOW_FAMILY_IPV4;
+		pkt->proto = iph->protocol;
+		pkt->l4_off = off + ihl;
+		ip_end = off + bpf_ntohs(iph->tot_len);
+	} else if (eth_proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6h = ctx_ptr(c, off, IPV6_HLEN);
+
+		if (!ip6h)
+			return STAT_PASS_TRUNCATED;
+		if (ip6h->version != 6)
+			return STAT_PASS_TRUNCATED;
+		if (ip6h->nexthdr == NEXTHDR_FRAGMENT)
+			return STAT_PASS_FRAGMENT;
+		if (ipv6_is_exthdr(ip6h->nexthdr))
+			return STAT_PASS_IPV6_EXTHDR;
+		pkt->family = FLOW_FAMILY_IPV6;
+		pkt->proto = ip6h->nexthdr;
+		pkt->l4_off = off + IPV6_HLEN;
+		ip_end = pkt->l4_off + bpf_ntohs(ip6h->payload_len);
+	} else {
+		return STAT_PASS_NOT_IP;
+	}
+
+	if (pkt->proto == IPPROTO_TCP) {
+		struct tcphdr *th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
+
+		if (!th || th->doff < 5)
+			return STAT_PASS_TRUNCATED;
+		pkt->tcp_hlen = th->doff * 4;
+		/* The whole header, options included, must be in the frame and the IP payload. */
+		if (!ctx_ptr(c, pkt->l4_off, pkt->tcp_hlen) || pkt->l4_off + pkt->tcp_hlen > ip_end)
+			return STAT_PASS_TRUNCATED;
+		pkt->tcp_flags = ((__u8 *)th)[13];
+	} else if (want_icmp && (pkt->proto == IPPROTO_ICMP || pkt->proto == IPPROTO_ICMPV6)) {
+		if ((pkt->proto == IPPROTO_ICMP) != (pkt->family == FLOW_FAMILY_IPV4))
+			return STAT_PASS_NOT_TCP;
+		if (!ctx_ptr(c, pkt->l4_off, ICMP_HLEN) || pkt->l4_off + ICMP_HLEN > ip_end)
+			return STAT_PASS_TRUNCATED;
+	} else {
+		return STAT_PASS_NOT_TCP;
+	}
+	pkt->l4_end = ip_end;
+	return PARSE_OK;
+}
+
+static __always_inline int parse_packet(const struct ctx *c, struct pkt *pkt, bool want_icmp)
+{
+	struct ethhdr *eth;
+	__u32 off = ETH_HLEN;
+	__u16 proto;
+
+	ctx_pull_headers(c);
+	eth = ctx_ptr(c, 0, ETH_HLEN);
+	if (!eth)
+		return STAT_PASS_TRUNCATED;
+	proto = eth->h_proto;
+	if (proto == bpf_htons(ETH_P_8021Q) || proto == bpf_htons(ETH_P_8021AD)) {
+		struct vlan_hdr *vh = ctx_ptr(c, ETH_HLEN, VLAN_HLEN);
+
+		if (!vh)
+			return STAT_PASS_TRUNCATED;
+		proto = vh->h_vlan_encapsulated_proto;
+		off += VLAN_HLEN;
+	}
+	return parse_ip(c, off, proto, pkt, want_icmp);
+}
+
+#endif /* ISNGUARD_BPF_PARSE_H */

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Per-CPU decision and event counters (enum isn_stat), summed by `isnguard stats`. */
+#ifndef ISNGUARD_BPF_STATS_H
+#define ISNGUARD_BPF_STATS_H
+
+#include <bpf/bpf_helpers.h>
+#include "isnguard.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, STAT_COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} isn_stats SEC(".maps");
+
+static __always_inline void stat_add(__u32 stat, __u64 n)
+{
+	__u64 *count = bpf_map_lookup_elem(&isn_stats, &stat);
+
+	if (count)
+		*count += n;
+}
+
+static __always_inline void stat_inc(__u32 stat)
+{
+	stat_add(stat, 1);
+}
+
+#endif /* ISNGUARD_BPF_STATS_H */

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * TCP option walk (RFC 9293 section 3.2): finds the SACK option (RFC 2018),
+ * whose block edges ingress translates, and the signature options TCP-MD5
+ * (RFC 2385, kind 19) and TCP-AO (RFC 5925, kind 29), whose presence means the
+ * connection must never be rewritten: any change breaks its signature.
+ * A malformed option list stops the walk; what was found before it stands.
+ */
+#ifndef ISNGUARD_BPF_TCPOPT_H
+#define ISNGUARD_BPF_TCPOPT_H
+
+#include "compiler.h"
+#include "ctx.h"
+#include "parse.h"
+
+#define TCPOPT_EOL 0
+#define TCPOPT_NOP 1
+#define TCPOPT_SACK 5
+#define TCPOPT_MD5SIG 19
+#define TCPOPT_AO 29
+#define TCPOLEN_SACK_BASE 2
+#define TCPOLEN_SACK_BLOCK 8
+#define MAX_SACK_BLOCKS 4
+/* 40 option bytes; a walk step consumes at least one. */
+#define MAX_TCP_OPTIONS 40
+
+struct tcp_opts {
+	__u32 sack_off;		/* offset of the first SACK block in the frame, 0 if none */
+	__u32 sack_blocks;
+	bool is_signed;		/* TCP-MD5 or TCP-AO present */
+};
+
+struct tcpopt_walk {
+	void *ctx;		/* struct xdp_md * or struct __sk_buff * */
+	__u32 off;		/* next option */
+	__u32 end;		/* end of the TCP header */
+	struct tcp_opts *opts;
+};
+
+/*
+ * One option per step. Bytes come through the load-bytes helpers, so the
+ * offset never takes part in pointer arithmetic and the verifier checks this
+ * callback once instead of every path through 40 options. Returns 1 to stop.
+ */
+static __always_inline long tcpopt_step(struct tcpopt_walk *w, __u8 kind, __u8 len)
+{
+	if (kind == TCPOPT_EOL)
+		return 1;
+	if (kind == TCPOPT_NOP) {
+		w->off++;
+		return 0;
+	}
+	if (len < 2 || w->off + len > w->end)
+		return 1;
+	if (kind == TCPOPT_MD5SIG || kind == TCPOPT_AO) {
+		w->opts->is_signed = true;
+	} else if (kind == TCPOPT_SACK && len >= TCPOLEN_SACK_BASE + TCPOLEN_SACK_BLOCK &&
+		   (len - TCPOLEN_SACK_BASE) % TCPOLEN_SACK_BLOCK == 0) {
+		w->opts->sack_off = w->off + TCPOLEN_SACK_BASE;
+		w->opts->sack_blocks = (len - TCPOLEN_SACK_BASE) / TCPOLEN_SACK_BLOCK;
+		if (w->opts->sack_blocks > MAX_SACK_BLOCKS)
+			w->opts->sack_blocks = MAX_SACK_BLOCKS;
+	}
+	w->off += len;
+	return 0;
+}
+
+static long tcpopt_step_xdp(__u32 index __maybe_unused, struct tcpopt_walk *w)
+{
+	__u8 opt[2] = { 0, 0 };
+
+	if (w->off >= w->end)
+		return 1;
+	/* A lone last byte can only be EOL or NOP; read one byte then. */
+	if (bpf_xdp_load_bytes(w->ctx, w->off, opt, w->off + 1 < w->end ? 2 : 1) < 0)
+		return 1;
+	return tcpopt_step(w, opt[0], opt[1]);
+}
+
+static long tcpopt_step_skb(__u32 index __maybe_unused, struct tcpopt_walk *w)
+{
+	__u8 opt[2] = { 0, 0 };
+
+	if (w->off >= w->end)
+		return 1;
+	if (bpf_skb_load_bytes(w->ctx, w->off, opt, w->off + 1 < w->end ? 2 : 1) < 0)
+		return 1;
+	return tcpopt_step(w, opt[0], opt[1]);
+}
+
+static __always_inline void tcpopt_walk(const struct ctx *c, const struct pkt *pkt,
+					struct tcp_opts *opts)
+{
+	struct tcpopt_walk w = {
+		.ctx = c->ctx,
+		.off = pkt->l4_off + TCP_HLEN_MIN,
+		.end = pkt->l4_off + pkt->tcp_hlen,
+		.opts = opts,
+	};
+
+	opts->sack_off = 0;
+	opts->sack_blocks = 0;
+	opts->is_signed = false;
+	if (w.off >= w.end)
+		return;
+	if (c->kind == CTX_XDP)
+		bpf_loop(MAX_TCP_OPTIONS, tcpopt_step_xdp, &w, 0);
+	else
+		bpf_loop(MAX_TCP_OPTIONS, tcpopt_step_skb, &w, 0);
+}
+
+#endif /* ISNGUARD_BPF_TCPOPT_H */
