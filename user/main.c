@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* isnguard: keyed TCP initial sequence numbers and SYN cookies on the wire. */
+#include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -50,8 +54,35 @@ static int do_version(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * isnguard reports its own one-line errors; library chatter (libbpf's
+ * verifier logs, libxdp's fallbacks) shows only with ISNGUARD_DEBUG=1.
+ */
+static bool library_debug;
+
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	if (!library_debug)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int libxdp_log(enum libxdp_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	if (!library_debug)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
 int main(int argc, char **argv)
 {
+	const char *debug = getenv("ISNGUARD_DEBUG");
+
+	library_debug = debug && *debug && strcmp(debug, "0");
+	libbpf_set_print(libbpf_log);
+	libxdp_set_print(libxdp_log);
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* isnguard attach / detach / status. */
+#include <errno.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "json_writer.h"
+#include "loader.h"
+#include "maps.h"
+#include "parse.h"
+#include "pinned.h"
+#include "ref/isn_ref.h"
+
+#define MAX_FLOWS_LIMIT (1U << 26)
+
+enum { OPT_HASH = 'H', OPT_XDP_MODE = 'm', OPT_MAX_FLOWS = 'n', OPT_KEEP_STATE = 'k',
+       OPT_JSON = 'j', OPT_HELP = 'h' };
+
+static const struct cli_option attach_options[] = {
+	{ "hash", required_argument, OPT_HASH, "MODE",
+	  "siphash (default), md5 or none; kept state keeps its mode unless given" },
+	{ "xdp-mode", required_argument, OPT_XDP_MODE, "MODE", "native (default) or skb" },
+	{ "max-flows", required_argument, OPT_MAX_FLOWS, "N",
+	  "flow table size for new state (default 262144)" },
+	{ "help", no_argument, OPT_HELP, NULL, "show this help" },
+	{ 0 },
+};
+
+/* One positional interface argument after the options. */
+static int take_ifname(struct cli_parser *p, int argc, char **argv, const char **ifname)
+{
+	if (optind >= argc)
+		return cli_usage_error(p, "missing interface name");
+	if (optind + 1 < argc)
+		return cli_usage_error(p, "unexpected argument '%s'", argv[optind + 1]);
+	*ifname = argv[optind];
+	return 0;
+}
+
+int do_attach(int argc, char **argv)
+{
+	struct cli_parser p = {
+		.cmd = "attach",
+		.args = "IFACE",
+		.summary = "Load the datapath and attach it to IFACE: XDP on ingress (through the\n"
+			   "libxdp dispatcher) and tc on egress. The first attach creates the state\n"
+			   "(flow table, config, a fresh key from getrandom(2)) under the pin\n"
+			   "directory; later attaches, on other interfaces or after\n"
+			   "'detach --keep-state', reuse it, so live connections keep working.",
+		.options = attach_options,
+	};
+	struct attach_request req = { .hash = -1, .xdp_mode = LINK_XDP_NATIVE };
+	const char *why;
+	uint32_t n;
+	int c, err;
+
+	cli_parser_init(&p);
+	while ((c = cli_next_option(&p, argc, argv)) != -1) {
+		switch (c) {
+		case OPT_HASH:
+			req.hash = isn_hash_from_name(optarg);
+			if (req.hash < 0)
+				return cli_usage_error(&p, "unknown hash '%s': use siphash, md5 or none", optarg);
+			break;
+		case OPT_XDP_MODE:
+			if (!strcmp(optarg, "native"))
+				req.xdp_mode = LINK_XDP_NATIVE;
+			else if (!strcmp(optarg, "skb"))
+				req.xdp_mode = LINK_XDP_SKB;
+			else
+				return cli_usage_error(&p, "unknown XDP mode '%s': use native or skb", optarg);
+			break;
+		case OPT_MAX_FLOWS:
+			if (parse_u32(optarg, &n, &why))
+				return cli_usage_error(&p, "bad --max-flows '%s': %s", optarg, why);
+			if (n < 1 || n > MAX_FLOWS_LIMIT)
+				return cli_usage_error(&p, "bad --max-flows '%s': must be 1-%u", optarg,
+						       MAX_FLOWS_LIMIT);
+			req.max_flows = n;
+			break;
+		case OPT_HELP:
+			cli_usage(&p, stdout);
+			return 0;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	err = take_ifname(&p, argc, argv, &req.ifname);
+	if (err)
+		return err;
+	if (require_root("attach"))
+		return EXIT_RUNTIME;
+	return loader_attach(&req) ? EXIT_RUNTIME : 0;
+}
+
+static const struct cli_option detach_options[] = {
+	{ "keep-state", no_argument, OPT_KEEP_STATE, NULL,
+	  "keep the pinned flow table, key and mode (for an upgrade or restart)" },
+	{ "help", no_argument, OPT_HELP, NULL, "show this help" },
+	{ 0 },
+};
+
+int do_detach(int argc, char **argv)
+{
+	struct cli_parser p = {
+		.cmd = "detach",
+		.args = "IFACE",
+		.summary = "Detach the datapath from IFACE. When no interface is left, the pinned\n"
+			   "state is removed too, unless --keep-state.",
+		.options = detach_options,
+	};
+	const char *ifname;
+	bool keep_state = false;
+	int c, err;
+
+	cli_parser_init(&p);
+	while ((c = cli_next_option(&p, argc, argv)) != -1) {
+		switch (c) {
+		case OPT_KEEP_STATE:
+			keep_state = true;
+			break;
+		case OPT_HELP:
+			cli_usage(&p, stdout);
+			return 0;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	err = take_ifname(&p, argc, argv, &ifname);
+	if (err)
+		return err;
+	if (require_root("detach"))
+		return EXIT_RUNTIME;
+	return loader_detach(ifname, keep_state) ? EXIT_RUNTIME : 0;
+}
+
+/* --- status ------------------------------------------------------------- */
+
+struct status_link {
+	struct link_key key;
+	struct link_info info;
+	bool here;		/* in this network namespace, so it can be checked live */
+	struct attachment live;
+};
+
+static int read_links(struct status_link *links, int max)
+{
+	struct link_key cur, next;
+	void *prev = NULL;
+	int fd = pinned_map_open(ISN_MAP_LINKS), n = 0;
+	uint64_t here = netns_inode();
+
+	if (fd < 0)
+		return fd;
+	while (n < max && !bpf_map_get_next_key(fd, prev, &next)) {
+		cur = next;
+		prev = &cur;
+		if (bpf_map_lookup_elem(fd, &cur, &links[n].info))
+			continue;
+		links[n].key = cur;
+		links[n].here = cur.netns_ino == here;
+		if (links[n].here)
+			loader_query((int)cur.ifindex, &links[n].live);
+		n++;
+	}
+	close(fd);
+	return n;
+}
+
+static const char *xdp_mode_name(uint32_t mode)
+{
+	return mode == LINK_XDP_SKB ? "skb" : "native";
+}
+
+/* "attached", "partly attached", "detached", or "other netns" (cannot be checked from here). */
+static const char *link_state(const struct status_link *l)
+{
+	if (!l->here)
+		return "other-netns";
+	if (l->live.xdp && l->live.tc_egress)
+		return "attached";
+	if (l->live.xdp || l->live.tc_egress)
+		return "partly-attached";
+	return "detached";
+}
+
+static int read_config(struct isn_config *cfg)
+{
+	uint32_t zero = 0;
+	int fd = map_open_checked("status", &isn_config_layout, NULL);
+	int err = 0;
+
+	if (fd < 0)
+		return fd;
+	if (bpf_map_lookup_elem(fd, &zero, cfg)) {
+		err = -errno;
+		cli_error("status: read %s: %s", ISN_MAP_CONFIG, strerror(errno));
+	}
+	close(fd);
+	return err;
+}
+
+static int flow_table_info(uint32_t *entries, uint32_t *max_entries)
+{
+	struct bpf_map_info info = { 0 };
+	int fd = map_open_checked("status", &isn_flows_layout, &info);
+	size_t count = 0;
+	int err;
+
+	if (fd < 0)
+		return fd;
+	err = flow_table_count(fd, &count);
+	close(fd);
+	if (err) {
+		cli_error("status: read %s: %s", ISN_MAP_FLOWS, strerror(-err));
+		return err;
+	}
+	*entries = (uint32_t)count;
+	*max_entries = info.max_entries;
+	return 0;
+}
+
+static void print_status_json(const struct status_link *links, int n,
+			      const struct isn_config *cfg, uint32_t entries, uint32_t max_entries)
+{
+	struct json_writer jw;
+
+	jw_init(&jw, stdout);
+	jw_start_object(&jw);
+	jw_string_field(&jw, "pin_dir", pin_dir());
+	jw_string_field(&jw, "hash", isn_hash_name(cfg->hash));
+	jw_name(&jw, "timeouts_s");
+	jw_start_object(&jw);
+	jw_uint_field(&jw, "opening", cfg->timeout_opening);
+	jw_uint_field(&jw, "established", cfg->timeout_established);
+	jw_uint_field(&jw, "closing", cfg->timeout_closing);
+	jw_uint_field(&jw, "closed", cfg->timeout_closed);
+	jw_end_object(&jw);
+	jw_uint_field(&jw, "flows", entries);
+	jw_uint_field(&jw, "max_flows", max_entries);
+	jw_name(&jw, "interfaces");
+	jw_start_array(&jw);
+	for (int i = 0; i < n; i++) {
+		jw_start_object(&jw);
+		jw_string_field(&jw, "ifname", links[i].info.ifname);
+		jw_uint_field(&jw, "ifindex", links[i].key.ifindex);
+		jw_uint_field(&jw, "netns_inode", links[i].key.netns_ino);
+		jw_string_field(&jw, "state", link_state(&links[i]));
+		jw_string_field(&jw, "xdp_mode", xdp_mode_name(links[i].info.xdp_mode));
+		jw_uint_field(&jw, "xdp_prog_id", links[i].here ? links[i].live.xdp_prog_id
+							       : links[i].info.xdp_prog_id);
+		jw_uint_field(&jw, "tc_prog_id", links[i].here ? links[i].live.tc_prog_id
+							      : links[i].info.tc_prog_id);
+		jw_uint_field(&jw, "attached_at", links[i].info.attached_at);
+		jw_end_object(&jw);
+	}
+	jw_end_array(&jw);
+	jw_end_object(&jw);
+	jw_finish(&jw);
+}
+
+static void print_status_text(const struct status_link *links, int n,
+			      const struct isn_config *cfg, uint32_t entries, uint32_t max_entries)
+{
+	printf("state     %s\n", pin_dir());
+	printf("hash      %s (new flows)\n", isn_hash_name(cfg->hash));
+	printf("key       set (write-only map: not readable)\n");
+	printf("flows     %u of %u\n", entries, max_entries);
+	printf("timeouts  opening %us, established %us, closing %us, closed %us\n",
+	       cfg->timeout_opening, cfg->timeout_established, cfg->timeout_closing,
+	       cfg->timeout_closed);
+	for (int i = 0; i < n; i++) {
+		char when[32];
+		time_t t = (time_t)links[i].info.attached_at;
+
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&t));
+		printf("iface     %-15s %-15s xdp %-6s since %s\n", links[i].info.ifname,
+		       link_state(&links[i]), xdp_mode_name(links[i].info.xdp_mode), when);
+	}
+}
+
+static const struct cli_option status_options[] = {
+	{ "json", no_argument, OPT_JSON, NULL, "print one JSON object" },
+	{ "help", no_argument, OPT_HELP, NULL, "show this help" },
+	{ 0 },
+};
+
+int do_status(int argc, char **argv)
+{
+	struct cli_parser p = {
+		.cmd = "status",
+		.args = "",
+		.summary = "Show where the datapath is attached, the mode of new flows, the\n"
+			   "timeouts and how full the flow table is.",
+		.options = status_options,
+	};
+	struct status_link links[ISN_MAX_LINKS];
+	uint32_t entries = 0, max_entries = 0;
+	struct isn_config cfg;
+	bool json = false;
+	int c, n;
+
+	cli_parser_init(&p);
+	while ((c = cli_next_option(&p, argc, argv)) != -1) {
+		switch (c) {
+		case OPT_JSON:
+			json = true;
+			break;
+		case OPT_HELP:
+			cli_usage(&p, stdout);
+			return 0;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(&p, "unexpected argument '%s'", argv[optind]);
+	if (require_root("status"))
+		return EXIT_RUNTIME;
+	if (read_config(&cfg) || flow_table_info(&entries, &max_entries))
+		return EXIT_RUNTIME;
+	n = read_links(links, ISN_MAX_LINKS);
+	if (n < 0)
+		n = 0;
+	if (json)
+		print_status_json(links, n, &cfg, entries, max_entries);
+	else
+		print_status_text(links, n, &cfg, entries, max_entries);
+	return 0;
+}

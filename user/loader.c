@@ -1,0 +1,535 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+
+#include "cli.h"
+#include "isnguard.h"
+#include "isnguard.skel.h"
+#include "loader.h"
+#include "pinned.h"
+
+#define XDP_PROG_NAME "isnguard_xdp"
+/* The kernel keeps 15 characters of a program name. */
+#define TC_PROG_NAME_PREFIX "isnguard_tc"
+
+static const char *const pinned_maps[] = {
+	ISN_MAP_FLOWS, ISN_MAP_CONFIG, ISN_MAP_KEY, ISN_MAP_STATS, ISN_MAP_LINKS,
+};
+
+uint64_t netns_inode(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/net", &st) ? 0 : (uint64_t)st.st_ino;
+}
+
+static void libbpf_message(char *buf, size_t len, int err)
+{
+	if (libbpf_strerror(err, buf, len))
+		snprintf(buf, len, "%s", strerror(-err));
+}
+
+static enum xdp_attach_mode xdp_mode_of(enum link_xdp_mode mode)
+{
+	return mode == LINK_XDP_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE;
+}
+
+/* --- what is attached --------------------------------------------------- */
+
+static bool prog_name_is(uint32_t prog_id, const char *prefix)
+{
+	struct bpf_prog_info info = { 0 };
+	uint32_t len = sizeof(info);
+	int fd = bpf_prog_get_fd_by_id(prog_id);
+	bool match;
+
+	if (fd < 0)
+		return false;
+	match = !bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		!strncmp(info.name, prefix, strlen(prefix));
+	close(fd);
+	return match;
+}
+
+/* Our XDP program on ifindex, as a libxdp object to detach, or NULL. */
+static struct xdp_program *xdp_find(int ifindex, struct xdp_multiprog **mp_out)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
+	struct xdp_program *prog = NULL;
+
+	*mp_out = NULL;
+	if (libxdp_get_error(mp) || !mp)
+		return NULL;
+	if (xdp_multiprog__is_legacy(mp)) {
+		prog = xdp_multiprog__main_prog(mp);
+		if (prog && strcmp(xdp_program__name(prog), XDP_PROG_NAME))
+			prog = NULL;
+	} else {
+		for (prog = xdp_multiprog__next_prog(NULL, mp); prog;
+		     prog = xdp_multiprog__next_prog(prog, mp))
+			if (!strcmp(xdp_program__name(prog), XDP_PROG_NAME))
+				break;
+	}
+	if (!prog) {
+		xdp_multiprog__close(mp);
+		return NULL;
+	}
+	*mp_out = mp;
+	return prog;
+}
+
+static void tc_egress_hook(struct bpf_tc_hook *hook, int ifindex)
+{
+	memset(hook, 0, sizeof(*hook));
+	hook->sz = sizeof(*hook);
+	hook->ifindex = ifindex;
+	hook->attach_point = BPF_TC_EGRESS;
+}
+
+static void tc_filter_opts(struct bpf_tc_opts *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->sz = sizeof(*opts);
+	opts->handle = ISN_TC_HANDLE;
+	opts->priority = ISN_TC_PRIORITY;
+}
+
+int loader_query(int ifindex, struct attachment *att)
+{
+	struct xdp_multiprog *mp;
+	struct xdp_program *prog;
+	struct bpf_tc_hook hook;
+	struct bpf_tc_opts opts;
+
+	memset(att, 0, sizeof(*att));
+	prog = xdp_find(ifindex, &mp);
+	if (prog) {
+		att->xdp = true;
+		att->xdp_prog_id = xdp_program__id(prog);
+		att->xdp_mode = xdp_multiprog__attach_mode(mp) == XDP_MODE_SKB ? LINK_XDP_SKB
+									   : LINK_XDP_NATIVE;
+		xdp_multiprog__close(mp);
+	}
+	tc_egress_hook(&hook, ifindex);
+	tc_filter_opts(&opts);
+	if (!bpf_tc_query(&hook, &opts) && prog_name_is(opts.prog_id, TC_PROG_NAME_PREFIX)) {
+		att->tc_egress = true;
+		att->tc_prog_id = opts.prog_id;
+	}
+	return 0;
+}
+
+/* --- state -------------------------------------------------------------- */
+
+static int pinned_max_flows(uint32_t *max_flows)
+{
+	struct bpf_map_info info = { 0 };
+	uint32_t len = sizeof(info);
+	int fd = pinned_map_open(ISN_MAP_FLOWS);
+	int err;
+
+	if (fd < 0)
+		return fd;
+	err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+	close(fd);
+	if (!err)
+		*max_flows = info.max_entries;
+	return err;
+}
+
+/* Defaults on a fresh table; on kept state only the hash, when asked for. */
+static int write_config(struct isnguard *skel, int hash, bool fresh)
+{
+	int fd = bpf_map__fd(skel->maps.isn_config);
+	struct isn_config cfg = { 0 };
+	uint32_t zero = 0;
+
+	if (!fresh && bpf_map_lookup_elem(fd, &zero, &cfg))
+		return -errno;
+	if (fresh) {
+		cfg.hash = ISN_HASH_SIPHASH;
+		cfg.timeout_opening = ISN_DEFAULT_TIMEOUT_OPENING;
+		cfg.timeout_established = ISN_DEFAULT_TIMEOUT_ESTABLISHED;
+		cfg.timeout_closing = ISN_DEFAULT_TIMEOUT_CLOSING;
+		cfg.timeout_closed = ISN_DEFAULT_TIMEOUT_CLOSED;
+	}
+	if (hash >= 0)
+		cfg.hash = (uint32_t)hash;
+	return bpf_map_update_elem(fd, &zero, &cfg, BPF_ANY) ? -errno : 0;
+}
+
+static int write_fresh_key(struct isnguard *skel)
+{
+	struct isn_key key;
+	uint32_t zero = 0;
+	int err = 0;
+
+	if (getrandom(key.bytes, sizeof(key.bytes), 0) != (ssize_t)sizeof(key.bytes))
+		err = -EIO;
+	else if (bpf_map_update_elem(bpf_map__fd(skel->maps.isn_key), &zero, &key, BPF_ANY))
+		err = -errno;
+	explicit_bzero(&key, sizeof(key));
+	return err;
+}
+
+static int record_link(struct isnguard *skel, const struct attach_request *req, int ifindex,
+		       uint32_t xdp_prog_id, uint32_t tc_prog_id)
+{
+	struct link_key key = { .netns_ino = netns_inode(), .ifindex = (uint32_t)ifindex };
+	struct link_info info = {
+		.xdp_mode = req->xdp_mode,
+		.xdp_prog_id = xdp_prog_id,
+		.tc_prog_id = tc_prog_id,
+		.attached_at = (uint64_t)time(NULL),
+	};
+
+	snprintf(info.ifname, sizeof(info.ifname), "%s", req->ifname);
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.isn_links), &key, &info, BPF_ANY)
+		       ? -errno : 0;
+}
+
+/*
+ * Maps already pinned are reused, so flows, key and mode survive a reload.
+ * This is done by hand rather than with LIBBPF_PIN_BY_NAME: libbpf's reuse
+ * check compares the definition's map_flags with the kernel's, and the
+ * kernel does not keep BPF_F_WRONLY (it belongs to the creating fd only).
+ */
+static int reuse_pinned_maps(struct isnguard *skel)
+{
+	struct bpf_map *map;
+
+	bpf_object__for_each_map(map, skel->obj) {
+		int fd = pinned_map_open(bpf_map__name(map));
+		int err;
+
+		if (fd == -ENOENT)
+			continue;
+		if (fd < 0)
+			return fd;
+		err = bpf_map__reuse_fd(map, fd);
+		close(fd);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Pins, with their BTF, the maps this load created. */
+static int pin_new_maps(struct isnguard *skel)
+{
+	struct bpf_map *map;
+	char path[256];
+
+	bpf_object__for_each_map(map, skel->obj) {
+		int err = pin_path(path, sizeof(path), bpf_map__name(map));
+
+		if (err)
+			return err;
+		if (access(path, F_OK) == 0)
+			continue;
+		err = bpf_map__pin(map, path);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void remove_state(void)
+{
+	char path[256];
+
+	for (size_t i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++)
+		if (!pin_path(path, sizeof(path), pinned_maps[i]))
+			unlink(path);
+	rmdir(pin_dir());
+}
+
+/* Forgets ifindex in isn_links; returns how many attachments remain, or -errno. */
+static int forget_link(int ifindex)
+{
+	struct link_key key = { .netns_ino = netns_inode(), .ifindex = (uint32_t)ifindex };
+	struct link_key cur, next;
+	int fd = pinned_map_open(ISN_MAP_LINKS);
+	int remaining = 0;
+	void *prev = NULL;
+
+	if (fd < 0)
+		return fd == -ENOENT ? 0 : fd;
+	bpf_map_delete_elem(fd, &key);
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		remaining++;
+		cur = next;
+		prev = &cur;
+	}
+	close(fd);
+	return remaining;
+}
+
+/* --- attach / detach ---------------------------------------------------- */
+
+static int resolve_ifindex(const char *cmd, const char *ifname)
+{
+	int ifindex;
+
+	if (strlen(ifname) >= IFNAMSIZ) {
+		cli_error("%s %s: interface name too long", cmd, ifname);
+		return -EINVAL;
+	}
+	ifindex = (int)if_nametoindex(ifname);
+	if (!ifindex) {
+		cli_error("%s %s: no such interface", cmd, ifname);
+		return -ENODEV;
+	}
+	return ifindex;
+}
+
+static int pick_max_flows(const struct attach_request *req, bool fresh, uint32_t *max_flows)
+{
+	uint32_t existing;
+	int err;
+
+	if (fresh) {
+		*max_flows = req->max_flows ? req->max_flows : ISN_DEFAULT_MAX_FLOWS;
+		return 0;
+	}
+	err = pinned_max_flows(&existing);
+	if (err) {
+		cli_error("attach %s: read the pinned flow table: %s", req->ifname, strerror(-err));
+		return err;
+	}
+	if (req->max_flows && req->max_flows != existing) {
+		cli_error("attach %s: the flow table is kept with %u entries; --max-flows %u needs "
+			  "every interface detached without --keep-state first",
+			  req->ifname, existing, req->max_flows);
+		return -EEXIST;
+	}
+	*max_flows = existing;
+	return 0;
+}
+
+static void report_xdp_error(const char *ifname, int err, enum link_xdp_mode mode)
+{
+	char msg[128];
+
+	if (err == -EOPNOTSUPP && mode == LINK_XDP_NATIVE) {
+		cli_error("attach %s: the driver has no native XDP (try --xdp-mode skb)", ifname);
+		return;
+	}
+	libbpf_message(msg, sizeof(msg), err);
+	cli_error("attach %s: XDP attach failed: %s", ifname, msg);
+}
+
+static int attach_tc_egress(struct isnguard *skel, int ifindex, bool *created_hook,
+			    uint32_t *prog_id)
+{
+	struct bpf_tc_hook hook;
+	struct bpf_tc_opts opts;
+	int err;
+
+	tc_egress_hook(&hook, ifindex);
+	err = bpf_tc_hook_create(&hook);
+	*created_hook = err == 0;
+	if (err && err != -EEXIST)
+		return err;
+	tc_filter_opts(&opts);
+	opts.prog_fd = bpf_program__fd(skel->progs.isnguard_tc_egress);
+	err = bpf_tc_attach(&hook, &opts);
+	if (err && *created_hook) {
+		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+		bpf_tc_hook_destroy(&hook);
+		*created_hook = false;
+	}
+	*prog_id = opts.prog_id;
+	return err;
+}
+
+int loader_attach(const struct attach_request *req)
+{
+	struct xdp_program *xdp_prog = NULL;
+	struct isnguard *skel = NULL;
+	struct attachment att;
+	uint32_t max_flows, tc_prog_id = 0;
+	bool fresh, created_hook = false;
+	int ifindex, err;
+	char msg[128];
+
+	ifindex = resolve_ifindex("attach", req->ifname);
+	if (ifindex < 0)
+		return ifindex;
+	err = bpffs_ensure();
+	if (err) {
+		cli_error("attach %s: no bpffs on /sys/fs/bpf and mounting one failed: %s",
+			  req->ifname, strerror(-err));
+		return err;
+	}
+	loader_query(ifindex, &att);
+	if (att.xdp || att.tc_egress) {
+		cli_error("attach %s: already attached (run 'isnguard detach %s' first)",
+			  req->ifname, req->ifname);
+		return -EEXIST;
+	}
+	fresh = !pinned_state_exists();
+	err = pick_max_flows(req, fresh, &max_flows);
+	if (err)
+		return err;
+	if (mkdir(pin_dir(), 0700) && errno != EEXIST) {
+		err = -errno;
+		cli_error("attach %s: create %s: %s", req->ifname, pin_dir(), strerror(errno));
+		return err;
+	}
+
+	skel = isnguard__open();
+	if (!skel) {
+		err = -errno;
+		libbpf_message(msg, sizeof(msg), err);
+		cli_error("attach %s: open the BPF object: %s", req->ifname, msg);
+		goto undo_state;
+	}
+	bpf_map__set_max_entries(skel->maps.isn_flows, max_flows);
+	err = reuse_pinned_maps(skel);
+	if (err) {
+		libbpf_message(msg, sizeof(msg), err);
+		cli_error("attach %s: reuse the pinned maps in %s: %s", req->ifname, pin_dir(), msg);
+		goto undo_state;
+	}
+	/* tc ingress is the datapath's XDP-less variant, for tests; not loaded here. */
+	bpf_program__set_autoload(skel->progs.isnguard_tc_ingress, false);
+
+	xdp_prog = xdp_program__from_bpf_obj(skel->obj, "xdp");
+	err = (int)libxdp_get_error(xdp_prog);
+	if (err) {
+		xdp_prog = NULL;
+		libbpf_message(msg, sizeof(msg), err);
+		cli_error("attach %s: prepare the XDP program: %s", req->ifname, msg);
+		goto undo_state;
+	}
+	xdp_program__set_run_prio(xdp_prog, ISN_XDP_RUN_PRIO);
+	xdp_program__set_chain_call_enabled(xdp_prog, XDP_PASS, true);
+	/* Loads the object (with the reused maps) and attaches ingress. */
+	err = xdp_program__attach(xdp_prog, ifindex, xdp_mode_of(req->xdp_mode), 0);
+	if (err) {
+		report_xdp_error(req->ifname, err, req->xdp_mode);
+		goto undo_state;
+	}
+	err = pin_new_maps(skel);
+	if (err) {
+		libbpf_message(msg, sizeof(msg), err);
+		cli_error("attach %s: pin the maps in %s: %s", req->ifname, pin_dir(), msg);
+		goto undo_xdp;
+	}
+
+	/* Key and mode before egress attaches: no SYN may leave with an unset key. */
+	err = fresh ? write_fresh_key(skel) : 0;
+	if (!err)
+		err = write_config(skel, req->hash, fresh);
+	if (err) {
+		cli_error("attach %s: initialise key and config: %s", req->ifname, strerror(-err));
+		goto undo_xdp;
+	}
+	err = attach_tc_egress(skel, ifindex, &created_hook, &tc_prog_id);
+	if (err) {
+		libbpf_message(msg, sizeof(msg), err);
+		cli_error("attach %s: tc egress attach failed: %s", req->ifname, msg);
+		goto undo_xdp;
+	}
+	err = record_link(skel, req, ifindex, xdp_program__id(xdp_prog), tc_prog_id);
+	if (err) {
+		cli_error("attach %s: record the attachment: %s", req->ifname, strerror(-err));
+		goto undo_tc;
+	}
+	printf("attached to %s: xdp %s, tc egress, flow table %u entries (%s)\n", req->ifname,
+	       req->xdp_mode == LINK_XDP_SKB ? "skb" : "native", max_flows,
+	       fresh ? "new state, fresh key" : "kept state and key");
+	xdp_program__close(xdp_prog);
+	isnguard__destroy(skel);
+	return 0;
+
+undo_tc: {
+		struct bpf_tc_hook hook;
+		struct bpf_tc_opts opts;
+
+		tc_egress_hook(&hook, ifindex);
+		tc_filter_opts(&opts);
+		bpf_tc_detach(&hook, &opts);
+		if (created_hook) {
+			hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+			bpf_tc_hook_destroy(&hook);
+		}
+	}
+undo_xdp:
+	xdp_program__detach(xdp_prog, ifindex, xdp_mode_of(req->xdp_mode), 0);
+undo_state:
+	if (fresh)
+		remove_state();
+	xdp_program__close(xdp_prog);
+	isnguard__destroy(skel);
+	return err;
+}
+
+static int detach_xdp(const char *ifname, int ifindex)
+{
+	struct xdp_multiprog *mp;
+	struct xdp_program *prog = xdp_find(ifindex, &mp);
+	char msg[128];
+	int err;
+
+	if (!prog)
+		return 0;
+	if (xdp_multiprog__is_legacy(mp))
+		err = xdp_multiprog__detach(mp);
+	else
+		err = xdp_program__detach(prog, ifindex, xdp_multiprog__attach_mode(mp), 0);
+	xdp_multiprog__close(mp);
+	if (err) {
+		libbpf_message(msg, sizeof(msg), err);
+		cli_error("detach %s: XDP detach failed: %s", ifname, msg);
+	}
+	return err;
+}
+
+int loader_detach(const char *ifname, bool keep_state)
+{
+	struct attachment att;
+	struct bpf_tc_hook hook;
+	struct bpf_tc_opts opts;
+	int ifindex, err = 0, remaining;
+
+	ifindex = resolve_ifindex("detach", ifname);
+	if (ifindex < 0)
+		return ifindex;
+	bpffs_ensure();
+	loader_query(ifindex, &att);
+	if (!att.xdp && !att.tc_egress) {
+		cli_error("detach %s: not attached", ifname);
+		return -ENOENT;
+	}
+	/* Egress first: from here on no SYN gets a keyed ISN on this interface. */
+	if (att.tc_egress) {
+		tc_egress_hook(&hook, ifindex);
+		tc_filter_opts(&opts);
+		err = bpf_tc_detach(&hook, &opts);
+		if (err)
+			cli_error("detach %s: tc egress detach failed: %s", ifname, strerror(-err));
+	}
+	if (att.xdp && detach_xdp(ifname, ifindex))
+		err = -EIO;
+	if (err)
+		return err;
+
+	remaining = forget_link(ifindex);
+	if (!keep_state && remaining == 0)
+		remove_state();
+	printf("detached from %s (%s)\n", ifname,
+	       keep_state ? "state kept" : remaining > 0 ? "state kept for other interfaces"
+							 : "state removed");
+	return 0;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Loading and attaching the datapath: the XDP program through libxdp (so it
+ * shares the interface with other XDP programs via the dispatcher), the tc
+ * egress program on clsact, and the maps pinned with BTF under pin_dir().
+ * Every function undoes its partial work on failure.
+ */
+#ifndef ISNGUARD_LOADER_H
+#define ISNGUARD_LOADER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "isnguard.h"
+
+/* tc filter identity on clsact egress, so detach removes ours and nobody else's. */
+#define ISN_TC_HANDLE 0x15a9
+#define ISN_TC_PRIORITY 0x1a9
+/* libxdp dispatcher run priority: before the default (50), to see the peer's segments first. */
+#define ISN_XDP_RUN_PRIO 10
+
+struct attach_request {
+	const char *ifname;
+	int hash;			/* enum isn_hash, or -1 to keep/default */
+	enum link_xdp_mode xdp_mode;
+	uint32_t max_flows;		/* 0: keep the existing table's size, or the default */
+};
+
+struct attachment {
+	bool xdp;			/* our program runs in XDP on the interface */
+	bool tc_egress;			/* our filter is on clsact egress */
+	uint32_t xdp_prog_id;
+	uint32_t tc_prog_id;
+	enum link_xdp_mode xdp_mode;
+};
+
+/* Errors are reported on stderr as one line; returns 0 or -errno. */
+int loader_attach(const struct attach_request *req);
+int loader_detach(const char *ifname, bool keep_state);
+/* What of isnguard is attached to ifindex in this network namespace. */
+int loader_query(int ifindex, struct attachment *att);
+/* Inode of this process's network namespace. */
+uint64_t netns_inode(void);
+
+#endif /* ISNGUARD_LOADER_H */
