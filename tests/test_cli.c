@@ -4,6 +4,7 @@
  * Expected F values were computed once by an independent Python
  * implementation (SipHash-2-4 written from the paper, MD5 from hashlib).
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,16 +13,11 @@
 #include <unistd.h>
 
 #include "bpf_run.h"
+#include "cli_run.h"
 #include "harness.h"
 
 #define KEY_SEQ "000102030405060708090a0b0c0d0e0f"
 #define KEY_RND "3f5a9c0e71d2b8a4e6c1097d5b3f8a26"
-
-struct cli_result {
-	int status;		/* exit status, -1 if it did not exit */
-	char out[4096];
-	char err[4096];
-};
 
 static void read_all(int fd, char *buf, size_t cap)
 {
@@ -33,8 +29,8 @@ static void read_all(int fd, char *buf, size_t cap)
 	buf[n] = '\0';
 }
 
-/* Runs build/isnguard with args (NULL-terminated), capturing both streams. */
-static bool run_cli(struct cli_result *res, const char *const *args)
+/* Declared in cli_run.h for the other CLI tests (test_cli_state.c). */
+bool run_cli_stopped_after(struct cli_result *res, const char *const *args, int stop_after_ms)
 {
 	const char *argv[32] = { "isnguard" };
 	int out_pipe[2], err_pipe[2], status;
@@ -60,6 +56,10 @@ static bool run_cli(struct cli_result *res, const char *const *args)
 	}
 	close(out_pipe[1]);
 	close(err_pipe[1]);
+	if (pid > 0 && stop_after_ms > 0) {
+		usleep((useconds_t)stop_after_ms * 1000);
+		kill(pid, SIGTERM);
+	}
 	/* Outputs here are small: reading one pipe then the other cannot deadlock. */
 	read_all(out_pipe[0], res->out, sizeof(res->out));
 	read_all(err_pipe[0], res->err, sizeof(res->err));
@@ -68,6 +68,11 @@ static bool run_cli(struct cli_result *res, const char *const *args)
 	waitpid(pid, &status, 0);
 	res->status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 	return true;
+}
+
+bool run_cli(struct cli_result *res, const char *const *args)
+{
+	return run_cli_stopped_after(res, args, 0);
 }
 
 static void expect_json(const char *const *args, const char *expected)

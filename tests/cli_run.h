@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Running build/isnguard from tests: exit status and both output streams. */
+#ifndef ISNGUARD_TEST_CLI_RUN_H
+#define ISNGUARD_TEST_CLI_RUN_H
+
+#include <stdbool.h>
+
+struct cli_result {
+	int status;		/* exit status, -1 if it did not exit */
+	char out[16384];
+	char err[4096];
+};
+
+/* Runs build/isnguard with args (NULL-terminated), capturing both streams. */
+bool run_cli(struct cli_result *res, const char *const *args);
+
+/* The same for a command that runs until stopped: SIGTERM after stop_after_ms. */
+bool run_cli_stopped_after(struct cli_result *res, const char *const *args, int stop_after_ms);
+
+#endif /* ISNGUARD_TEST_CLI_RUN_H */

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* isnguard flows: the connections in the flow table and the translation each one carries. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "json_writer.h"
+#include "maps.h"
+#include "parse.h"
+#include "pinned.h"
+#include "ref/isn_ref.h"
+
+enum { OPT_JSON = 'j', OPT_HELP = 'h' };
+
+static const struct cli_option flows_options[] = {
+	{ "json", no_argument, OPT_JSON, NULL, "print one JSON object {flows: [...], count}" },
+	{ "help", no_argument, OPT_HELP, NULL, "show this help" },
+	{ 0 },
+};
+
+static const char *const phase_names[] = {
+	[FLOW_PHASE_OPENING] = "opening",
+	[FLOW_PHASE_ESTABLISHED] = "established",
+	[FLOW_PHASE_CLOSING] = "closing",
+	[FLOW_PHASE_CLOSED] = "closed",
+};
+
+/* Longest "[v6]:port" (INET6_ADDRSTRLEN + brackets, colon, 5 digits) with room to spare. */
+#define ENDPOINT_TEXT_LEN 64
+
+struct flow_entry {
+	struct flow_key key;
+	struct flow_state state;
+};
+
+struct flow_list {
+	struct flow_entry *entries;
+	size_t count;
+	size_t capacity;
+};
+
+static int parse_flows_args(struct cli_parser *p, int argc, char **argv, bool *json)
+{
+	int c;
+
+	while ((c = cli_next_option(p, argc, argv)) != -1) {
+		switch (c) {
+		case OPT_JSON:
+			*json = true;
+			break;
+		case OPT_HELP:
+			cli_usage(p, stdout);
+			return -1;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(p, "unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
+static int append_chunk(const struct flow_key *keys, const struct flow_state *states,
+			size_t count, void *ctx)
+{
+	struct flow_list *list = ctx;
+
+	if (list->count + count > list->capacity) {
+		size_t capacity = list->capacity ? list->capacity : count;
+		struct flow_entry *grown;
+
+		while (capacity < list->count + count)
+			capacity *= 2;
+		grown = realloc(list->entries, capacity * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		list->entries = grown;
+		list->capacity = capacity;
+	}
+	for (size_t i = 0; i < count; i++)
+		list->entries[list->count++] = (struct flow_entry){ keys[i], states[i] };
+	return 0;
+}
+
+/* Orders by family, then remote, then local, so repeated listings line up. */
+static int compare_flows(const void *a, const void *b)
+{
+	const struct flow_key *x = &((const struct flow_entry *)a)->key;
+	const struct flow_key *y = &((const struct flow_entry *)b)->key;
+	int diff;
+
+	if (x->family != y->family)
+		return x->family < y->family ? -1 : 1;
+	diff = memcmp(x->remote_addr, y->remote_addr, sizeof(x->remote_addr));
+	if (diff)
+		return diff;
+	if (x->remote_port != y->remote_port)
+		return ntohs(x->remote_port) < ntohs(y->remote_port) ? -1 : 1;
+	diff = memcmp(x->local_addr, y->local_addr, sizeof(x->local_addr));
+	if (diff)
+		return diff;
+	if (x->local_port != y->local_port)
+		return ntohs(x->local_port) < ntohs(y->local_port) ? -1 : 1;
+	return 0;
+}
+
+static void format_flow_end(const struct flow_key *key, bool local, char *buf, size_t len)
+{
+	struct endpoint ep = { .family = key->family };
+
+	memcpy(ep.addr, local ? key->local_addr : key->remote_addr, sizeof(ep.addr));
+	ep.port = ntohs(local ? key->local_port : key->remote_port);
+	format_endpoint(&ep, buf, len);
+}
+
+static const char *open_name(__u32 flags)
+{
+	if (flags & FLOW_F_ACTIVE_OPEN)
+		return "active";
+	if (flags & FLOW_F_PASSIVE_OPEN)
+		return "passive";
+	return "unknown";
+}
+
+/* Datapath times are bpf_ktime_get_coarse_ns(), the kernel's CLOCK_MONOTONIC_COARSE. */
+static __u64 coarse_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+/* A time stamped just after we read the clock would look like the future: call it 0. */
+static double seconds_since(__u64 then_ns, __u64 now_ns)
+{
+	return now_ns > then_ns ? (double)(now_ns - then_ns) / 1e9 : 0.0;
+}
+
+static void print_flows_json(const struct flow_list *list, __u64 now_ns)
+{
+	struct json_writer jw;
+
+	jw_init(&jw, stdout);
+	jw_start_object(&jw);
+	jw_name(&jw, "flows");
+	jw_start_array(&jw);
+	for (size_t i = 0; i < list->count; i++) {
+		const struct flow_entry *e = &list->entries[i];
+		char local[ENDPOINT_TEXT_LEN], remote[ENDPOINT_TEXT_LEN];
+
+		format_flow_end(&e->key, true, local, sizeof(local));
+		format_flow_end(&e->key, false, remote, sizeof(remote));
+		jw_start_object(&jw);
+		jw_uint_field(&jw, "family", e->key.family);
+		jw_string_field(&jw, "local", local);
+		jw_string_field(&jw, "remote", remote);
+		jw_string_field(&jw, "phase", phase_names[flow_phase_of(e->state.flags)]);
+		jw_string_field(&jw, "open", open_name(e->state.flags));
+		jw_string_field(&jw, "hash", isn_hash_name(e->state.hash));
+		jw_uint_field(&jw, "host_isn", e->state.host_isn);
+		jw_uint_field(&jw, "wire_isn", e->state.wire_isn);
+		jw_uint_field(&jw, "seq_delta", e->state.seq_delta);
+		jw_uint_field(&jw, "flags", e->state.flags);
+		jw_double_field(&jw, "age_s", seconds_since(e->state.created_ns, now_ns), 3);
+		jw_double_field(&jw, "idle_s", seconds_since(e->state.last_seen_ns, now_ns), 3);
+		jw_end_object(&jw);
+	}
+	jw_end_array(&jw);
+	jw_uint_field(&jw, "count", list->count);
+	jw_end_object(&jw);
+	jw_finish(&jw);
+}
+
+struct column_widths {
+	int local;
+	int remote;
+};
+
+/* Endpoints vary from "1.2.3.4:5" to a full IPv6 address; size their columns to the table. */
+static struct column_widths measure_columns(const struct flow_list *list)
+{
+	struct column_widths w = { (int)strlen("LOCAL"), (int)strlen("REMOTE") };
+	char text[ENDPOINT_TEXT_LEN];
+
+	for (size_t i = 0; i < list->count; i++) {
+		format_flow_end(&list->entries[i].key, true, text, sizeof(text));
+		if ((int)strlen(text) > w.local)
+			w.local = (int)strlen(text);
+		format_flow_end(&list->entries[i].key, false, text, sizeof(text));
+		if ((int)strlen(text) > w.remote)
+			w.remote = (int)strlen(text);
+	}
+	return w;
+}
+
+static void print_flows_text(const struct flow_list *list, __u64 now_ns)
+{
+	struct column_widths w = measure_columns(list);
+
+	printf("%-*s  %-*s  %-11s  %-7s  %-7s  %10s  %10s  %-10s  %9s  %9s\n",
+	       w.local, "LOCAL", w.remote, "REMOTE", "PHASE", "OPEN", "HASH",
+	       "HOST_ISN", "WIRE_ISN", "SEQ_DELTA", "AGE_S", "IDLE_S");
+	for (size_t i = 0; i < list->count; i++) {
+		const struct flow_entry *e = &list->entries[i];
+		char local[ENDPOINT_TEXT_LEN], remote[ENDPOINT_TEXT_LEN];
+
+		format_flow_end(&e->key, true, local, sizeof(local));
+		format_flow_end(&e->key, false, remote, sizeof(remote));
+		printf("%-*s  %-*s  %-11s  %-7s  %-7s  %10u  %10u  0x%08x  %9.1f  %9.1f\n",
+		       w.local, local, w.remote, remote,
+		       phase_names[flow_phase_of(e->state.flags)], open_name(e->state.flags),
+		       isn_hash_name(e->state.hash), e->state.host_isn, e->state.wire_isn,
+		       e->state.seq_delta, seconds_since(e->state.created_ns, now_ns),
+		       seconds_since(e->state.last_seen_ns, now_ns));
+	}
+}
+
+static int read_flows(int fd, struct flow_list *list)
+{
+	int err = flow_table_walk(fd, append_chunk, list);
+
+	if (err) {
+		cli_error("flows: read %s: %s", ISN_MAP_FLOWS, strerror(-err));
+		return err;
+	}
+	qsort(list->entries, list->count, sizeof(*list->entries), compare_flows);
+	return 0;
+}
+
+int do_flows(int argc, char **argv)
+{
+	struct cli_parser p = {
+		.cmd = "flows",
+		.args = "",
+		.summary = "List the connections in the flow table: their ends (local is the protected\n"
+			   "host), phase, who opened them, the hash and ISNs, and the seq_delta that\n"
+			   "translates them. Sorted by remote, then local end.",
+		.options = flows_options,
+	};
+	struct flow_list list = { 0 };
+	bool json = false;
+	int fd, err;
+
+	cli_parser_init(&p);
+	err = parse_flows_args(&p, argc, argv, &json);
+	if (err)
+		return err < 0 ? 0 : err;
+	if (require_root(p.cmd))
+		return EXIT_RUNTIME;
+	fd = map_open_checked(p.cmd, &isn_flows_layout, NULL);
+	if (fd < 0)
+		return EXIT_RUNTIME;
+	err = read_flows(fd, &list);
+	close(fd);
+	if (!err) {
+		if (json)
+			print_flows_json(&list, coarse_now_ns());
+		else
+			print_flows_text(&list, coarse_now_ns());
+	}
+	free(list.entries);
+	return err ? EXIT_RUNTIME : 0;
+}

@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * isnguard mode and isnguard key: what new flows get their ISNs from. Each
+ * flow keeps the seq_delta it was created with, so neither command disturbs
+ * a live connection.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "json_writer.h"
+#include "maps.h"
+#include "parse.h"
+#include "pinned.h"
+#include "ref/isn_ref.h"
+
+enum { OPT_JSON = 'j', OPT_FROM_FILE = 'f', OPT_HELP = 'h' };
+
+/* --- mode ---------------------------------------------------------------- */
+
+static const struct cli_option mode_options[] = {
+	{ "json", no_argument, OPT_JSON, NULL, "print {hash, previous}" },
+	{ "help", no_argument, OPT_HELP, NULL, "show this help" },
+	{ 0 },
+};
+
+static int parse_mode_args(struct cli_parser *p, int argc, char **argv,
+			   enum isn_hash *hash, bool *json)
+{
+	int c, found;
+
+	while ((c = cli_next_option(p, argc, argv)) != -1) {
+		switch (c) {
+		case OPT_JSON:
+			*json = true;
+			break;
+		case OPT_HELP:
+			cli_usage(p, stdout);
+			return -1;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error(p, "which hash? use siphash, md5 or none");
+	if (optind + 1 < argc)
+		return cli_usage_error(p, "unexpected argument '%s'", argv[optind + 1]);
+	found = isn_hash_from_name(argv[optind]);
+	if (found < 0)
+		return cli_usage_error(p, "unknown hash '%s': use siphash, md5 or none", argv[optind]);
+	*hash = (enum isn_hash)found;
+	return 0;
+}
+
+/* Read-modify-write of the one config entry: only .hash changes, the timeouts stay. */
+static int config_set_hash(int fd, enum isn_hash hash, __u32 *previous)
+{
+	struct isn_config config;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(fd, &zero, &config))
+		return -errno;
+	*previous = config.hash;
+	config.hash = hash;
+	if (bpf_map_update_elem(fd, &zero, &config, BPF_EXIST))
+		return -errno;
+	return 0;
+}
+
+static void print_mode(enum isn_hash hash, __u32 previous, bool json)
+{
+	struct json_writer jw;
+
+	if (!json) {
+		printf("hash for new flows: %s (was %s)\n", isn_hash_name(hash),
+		       isn_hash_name(previous));
+		return;
+	}
+	jw_init(&jw, stdout);
+	jw_start_object(&jw);
+	jw_string_field(&jw, "hash", isn_hash_name(hash));
+	jw_string_field(&jw, "previous", isn_hash_name(previous));
+	jw_end_object(&jw);
+	jw_finish(&jw);
+}
+
+int do_mode(int argc, char **argv)
+{
+	struct cli_parser p = {
+		.cmd = "mode",
+		.args = "siphash|md5|none",
+		.summary = "Switch the hash that makes the ISNs of new flows. Live flows keep the\n"
+			   "translation they started with.",
+		.options = mode_options,
+	};
+	enum isn_hash hash = ISN_HASH_SIPHASH;
+	bool json = false;
+	__u32 previous = 0;
+	int fd, err;
+
+	cli_parser_init(&p);
+	err = parse_mode_args(&p, argc, argv, &hash, &json);
+	if (err)
+		return err < 0 ? 0 : err;
+	if (require_root(p.cmd))
+		return EXIT_RUNTIME;
+	fd = map_open_checked(p.cmd, &isn_config_layout, NULL);
+	if (fd < 0)
+		return EXIT_RUNTIME;
+	err = config_set_hash(fd, hash, &previous);
+	close(fd);
+	if (err) {
+		cli_error("mode: update %s: %s", ISN_MAP_CONFIG, strerror(-err));
+		return EXIT_RUNTIME;
+	}
+	print_mode(hash, previous, json);
+	return 0;
+}
+
+/* --- key ----------------------------------------------------------------- */
+
+static const struct cli_option key_options[] = {
+	{ "from-file", required_argument, OPT_FROM_FILE, "FILE",
+	  "with set: 32 hex digits from FILE ('-' for stdin)" },
+	{ "json", no_argument, OPT_JSON, NULL, "print {key: rotated|set}" },
+	{ "help", no_argument, OPT_HELP, NULL, "show this help" },
+	{ 0 },
+};
+
+struct key_params {
+	const char *from_file;
+	bool json;
+};
+
+/* Room for the key and generous whitespace; anything longer is not a key file. */
+#define KEY_FILE_MAX 256
+
+/* Fills key for an action; returns 0 or an exit code, after printing why. */
+typedef int (*key_source_fn)(const struct cli_parser *p, const struct key_params *prm,
+			     struct isn_key *key);
+
+struct key_action {
+	const char *name;
+	key_source_fn make_key;
+	bool needs_file;
+	const char *json_value;
+};
+
+static int random_key(const struct cli_parser *p, const struct key_params *prm,
+		      struct isn_key *key)
+{
+	ssize_t n;
+
+	(void)p;
+	(void)prm;
+	/* Up to 256 bytes from the (initialised) pool never come short; check anyway. */
+	n = getrandom(key->bytes, sizeof(key->bytes), 0);
+	if (n != (ssize_t)sizeof(key->bytes)) {
+		cli_error("key: getrandom: %s", n < 0 ? strerror(errno) : "short read");
+		return EXIT_RUNTIME;
+	}
+	return 0;
+}
+
+static ssize_t read_up_to(int fd, char *buf, size_t cap)
+{
+	size_t n = 0;
+	ssize_t r;
+
+	while (n < cap && (r = read(fd, buf + n, cap - n)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		n += (size_t)r;
+	}
+	return (ssize_t)n;
+}
+
+/* Strips surrounding whitespace in place; returns the start of what is left. */
+static char *trim(char *text, size_t len)
+{
+	while (len && isspace((unsigned char)text[len - 1]))
+		len--;
+	text[len] = '\0';
+	while (isspace((unsigned char)*text))
+		text++;
+	return text;
+}
+
+/* A problem with FILE is a problem with the argument: exit 2, like a bad --key. */
+static int parse_key_text(const struct cli_parser *p, const char *path, char *text,
+			  ssize_t len, struct isn_key *key)
+{
+	const char *why = NULL;
+
+	if (len < 0) {
+		cli_error("key: read %s: %s", path, strerror((int)-len));
+		return EXIT_USAGE;
+	}
+	if (len > KEY_FILE_MAX)
+		return cli_usage_error(p, "bad key in %s: longer than %d bytes", path, KEY_FILE_MAX);
+	if (memchr(text, '\0', (size_t)len))
+		return cli_usage_error(p, "bad key in %s: contains a NUL byte", path);
+	if (parse_key_hex(trim(text, (size_t)len), key, &why))
+		return cli_usage_error(p, "bad key in %s: %s", path, why);
+	return 0;
+}
+
+static int key_from_file(const struct cli_parser *p, const struct key_params *prm,
+			 struct isn_key *key)
+{
+	const char *path = prm->from_file;
+	bool from_stdin = !strcmp(path, "-");
+	char text[KEY_FILE_MAX + 2];	/* one byte past the limit tells "too long", one for NUL */
+	ssize_t len;
+	int fd, err;
+
+	fd = from_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		cli_error("key: open %s: %s", path, strerror(errno));
+		return EXIT_USAGE;
+	}
+	len = read_up_to(fd, text, KEY_FILE_MAX + 1);
+	if (!from_stdin)
+		close(fd);
+	err = parse_key_text(p, from_stdin ? "stdin" : path, text, len, key);
+	explicit_bzero(text, sizeof(text));
+	return err;
+}
+
+static const struct key_action key_actions[] = {
+	{ "rotate", random_key, false, "rotated" },
+	{ "set", key_from_file, true, "set" },
+	{ 0 },
+};
+
+static const struct key_action *find_key_action(const char *name)
+{
+	for (const struct key_action *a = key_actions; a->name; a++)
+		if (!strcmp(a->name, name))
+			return a;
+	return NULL;
+}
+
+static int parse_key_args(struct cli_parser *p, int argc, char **argv,
+			  struct key_params *prm, const struct key_action **action)
+{
+	int c;
+
+	while ((c = cli_next_option(p, argc, argv)) != -1) {
+		switch (c) {
+		case OPT_FROM_FILE:
+			prm->from_file = optarg;
+			break;
+		case OPT_JSON:
+			prm->json = true;
+			break;
+		case OPT_HELP:
+			cli_usage(p, stdout);
+			return -1;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error(p, "missing subcommand: rotate or set");
+	*action = find_key_action(argv[optind]);
+	if (!*action)
+		return cli_usage_error(p, "unknown subcommand '%s': use rotate or set", argv[optind]);
+	if (optind + 1 < argc)
+		return cli_usage_error(p, "unexpected argument '%s'", argv[optind + 1]);
+	if ((*action)->needs_file && !prm->from_file)
+		return cli_usage_error(p, "%s needs --from-file FILE", (*action)->name);
+	if (!(*action)->needs_file && prm->from_file)
+		return cli_usage_error(p, "--from-file goes with set, not %s", (*action)->name);
+	return 0;
+}
+
+static int write_key(const struct isn_key *key)
+{
+	__u32 zero = 0;
+	int fd = map_open_checked("key", &isn_key_layout, NULL);
+	int err = 0;
+
+	if (fd < 0)
+		return EXIT_RUNTIME;
+	/* isn_key is BPF_F_WRONLY: update works, lookup does not, by design. */
+	if (bpf_map_update_elem(fd, &zero, key, BPF_ANY)) {
+		cli_error("key: update %s: %s", ISN_MAP_KEY, strerror(errno));
+		err = EXIT_RUNTIME;
+	}
+	close(fd);
+	return err;
+}
+
+static void print_key_done(const struct key_action *action, const struct key_params *prm)
+{
+	struct json_writer jw;
+
+	if (prm->json) {
+		jw_init(&jw, stdout);
+		jw_start_object(&jw);
+		jw_string_field(&jw, "key", action->json_value);
+		jw_end_object(&jw);
+		jw_finish(&jw);
+	} else if (prm->from_file) {
+		printf("key set from %s (new flows only)\n",
+		       strcmp(prm->from_file, "-") ? prm->from_file : "stdin");
+	} else {
+		printf("key rotated (new flows only)\n");
+	}
+}
+
+int do_key(int argc, char **argv)
+{
+	struct cli_parser p = {
+		.cmd = "key",
+		.args = "rotate | set --from-file FILE",
+		.summary = "Replace the 128-bit secret of the ISN hash, for new flows only:\n"
+			   "  rotate  a fresh key from getrandom(2)\n"
+			   "  set     the key in FILE, 32 hex digits (surrounding whitespace is fine)\n"
+			   "The key is never printed and cannot be read back.",
+		.options = key_options,
+	};
+	const struct key_action *action = NULL;
+	struct key_params prm = { 0 };
+	struct isn_key key;
+	int err;
+
+	cli_parser_init(&p);
+	err = parse_key_args(&p, argc, argv, &prm, &action);
+	if (err)
+		return err < 0 ? 0 : err;
+	err = action->make_key(&p, &prm, &key);
+	if (!err)
+		err = require_root(p.cmd) ? EXIT_RUNTIME : write_key(&key);
+	explicit_bzero(&key, sizeof(key));
+	if (!err)
+		print_key_done(action, &prm);
+	return err;
+}

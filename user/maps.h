@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The commands that read or write the datapath's state (stats, flows, mode,
+ * key) open its pinned maps through here, so each one is checked against the
+ * layout in include/isnguard.h before a byte is read or written: a CLI and a
+ * datapath from different builds fail with one line instead of misreading.
+ */
+#ifndef ISNGUARD_MAPS_H
+#define ISNGUARD_MAPS_H
+
+#include <stddef.h>
+#include <linux/bpf.h>
+
+#include "isnguard.h"
+
+struct map_layout {
+	const char *name;		/* pin name, ISN_MAP_* */
+	enum bpf_map_type type;
+	__u32 key_size;
+	__u32 value_size;
+	__u32 min_entries;
+};
+
+extern const struct map_layout isn_flows_layout;
+extern const struct map_layout isn_config_layout;
+extern const struct map_layout isn_key_layout;
+extern const struct map_layout isn_stats_layout;
+
+/*
+ * Opens the pinned map and checks it has the layout. Returns an fd, or a
+ * negative errno after printing the one-line error for cmd ("not attached"
+ * when nothing is pinned). info may be NULL.
+ */
+int map_open_checked(const char *cmd, const struct map_layout *layout,
+		     struct bpf_map_info *info);
+
+/* Called with each chunk of the flow table; a nonzero return stops the walk with it. */
+typedef int (*flow_chunk_fn)(const struct flow_key *keys,
+			     const struct flow_state *states, size_t count,
+			     void *ctx);
+
+/* Visits every entry of the flow table in chunks. Returns 0 or -errno. */
+int flow_table_walk(int fd, flow_chunk_fn visit, void *ctx);
+
+/* Number of entries in the flow table. Returns 0 or -errno. */
+int flow_table_count(int fd, size_t *count);
+
+#endif /* ISNGUARD_MAPS_H */
