@@ -21,19 +21,23 @@ struct abi_member {
 
 #define MEMBER(type, field) { #field, offsetof(struct type, field), sizeof(((struct type *)0)->field) }
 
-static struct btf *object_btf(void)
+/* The datapath object; the hash test object shares the ISN types with it. */
+#define DATAPATH_OBJ "isnguard.bpf.o"
+#define HASH_TEST_OBJ "isn_test.bpf.o"
+
+static struct btf *object_btf(const char *object)
 {
-	struct btf *btf = btf__parse(build_path("isn_test.bpf.o"), NULL);
+	struct btf *btf = btf__parse(build_path(object), NULL);
 
 	if (!btf)
-		FAIL("parse BTF of isn_test.bpf.o: %s", strerror(errno));
+		FAIL("parse BTF of %s: %s", object, strerror(errno));
 	return btf;
 }
 
-static void check_struct(const char *name, size_t size, const struct abi_member *members,
-			 size_t nmembers)
+static void check_struct(const char *object, const char *name, size_t size,
+			 const struct abi_member *members, size_t nmembers)
 {
-	struct btf *btf = object_btf();
+	struct btf *btf = object_btf(object);
 	const struct btf_type *t;
 	const struct btf_member *m;
 	int id;
@@ -66,21 +70,54 @@ TEST(test_abi_flow_key_matches_btf)
 		MEMBER(flow_key, family), MEMBER(flow_key, pad),
 	};
 
-	check_struct("flow_key", sizeof(struct flow_key), members, 6);
+	check_struct(DATAPATH_OBJ, "flow_key", sizeof(struct flow_key), members, 6);
+	check_struct(HASH_TEST_OBJ, "flow_key", sizeof(struct flow_key), members, 6);
 }
 
 TEST(test_abi_isn_key_matches_btf)
 {
 	static const struct abi_member members[] = { MEMBER(isn_key, bytes) };
 
-	check_struct("isn_key", sizeof(struct isn_key), members, 1);
+	check_struct(DATAPATH_OBJ, "isn_key", sizeof(struct isn_key), members, 1);
+	check_struct(HASH_TEST_OBJ, "isn_key", sizeof(struct isn_key), members, 1);
 }
 
 TEST(test_abi_isn_config_matches_btf)
 {
-	static const struct abi_member members[] = { MEMBER(isn_config, hash), MEMBER(isn_config, flags) };
+	static const struct abi_member members[] = {
+		MEMBER(isn_config, hash), MEMBER(isn_config, flags),
+		MEMBER(isn_config, timeout_opening), MEMBER(isn_config, timeout_established),
+		MEMBER(isn_config, timeout_closing), MEMBER(isn_config, timeout_closed),
+	};
 
-	check_struct("isn_config", sizeof(struct isn_config), members, 2);
+	check_struct(DATAPATH_OBJ, "isn_config", sizeof(struct isn_config), members, 6);
+}
+
+TEST(test_abi_flow_state_matches_btf)
+{
+	static const struct abi_member members[] = {
+		MEMBER(flow_state, seq_delta), MEMBER(flow_state, host_isn),
+		MEMBER(flow_state, wire_isn), MEMBER(flow_state, flags), MEMBER(flow_state, hash),
+		MEMBER(flow_state, pad), MEMBER(flow_state, created_ns),
+		MEMBER(flow_state, last_seen_ns), MEMBER(flow_state, timer),
+	};
+
+	check_struct(DATAPATH_OBJ, "flow_state", sizeof(struct flow_state), members, 9);
+}
+
+TEST(test_abi_link_records_match_btf)
+{
+	static const struct abi_member key_members[] = {
+		MEMBER(link_key, netns_ino), MEMBER(link_key, ifindex), MEMBER(link_key, pad),
+	};
+	static const struct abi_member info_members[] = {
+		MEMBER(link_info, ifname), MEMBER(link_info, xdp_mode),
+		MEMBER(link_info, xdp_prog_id), MEMBER(link_info, tc_prog_id),
+		MEMBER(link_info, pad), MEMBER(link_info, attached_at),
+	};
+
+	check_struct(DATAPATH_OBJ, "link_key", sizeof(struct link_key), key_members, 3);
+	check_struct(DATAPATH_OBJ, "link_info", sizeof(struct link_info), info_members, 6);
 }
 
 static void check_enum_value(struct btf *btf, const char *enum_name, const char *name, long value)
@@ -104,7 +141,7 @@ static void check_enum_value(struct btf *btf, const char *enum_name, const char 
 
 TEST(test_abi_enums_match_btf)
 {
-	struct btf *btf = object_btf();
+	struct btf *btf = object_btf(HASH_TEST_OBJ);
 
 	if (!btf)
 		return;
@@ -125,5 +162,8 @@ TEST(test_abi_structs_have_no_implicit_padding)
 {
 	ASSERT_EQ(sizeof(struct flow_key), 16 + 16 + 2 + 2 + 1 + 3, "flow_key size");
 	ASSERT_EQ(sizeof(struct isn_key), ISN_KEY_LEN, "isn_key size");
-	ASSERT_EQ(sizeof(struct isn_config), 8, "isn_config size");
+	ASSERT_EQ(sizeof(struct isn_config), 6 * 4, "isn_config size");
+	ASSERT_EQ(sizeof(struct flow_state), 6 * 4 + 2 * 8 + 16, "flow_state size");
+	ASSERT_EQ(sizeof(struct link_key), 8 + 4 + 4, "link_key size");
+	ASSERT_EQ(sizeof(struct link_info), 16 + 4 * 4 + 8, "link_info size");
 }

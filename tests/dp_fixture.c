@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "dp_fixture.h"
+#include "harness.h"
+#include "isnguard.skel.h"
+#include "ref/isn_ref.h"
+
+#define XDP_PASS_VERDICT 2
+#define TC_ACT_OK_VERDICT 0
+
+static struct isnguard *skel;
+static bool setup_failed;
+
+void dp_test_key(struct isn_key *key)
+{
+	static const uint8_t bytes[ISN_KEY_LEN] = {
+		0x9c, 0x41, 0x07, 0xe2, 0x5d, 0xb8, 0x13, 0x6a,
+		0xf0, 0x2e, 0x84, 0xc7, 0x39, 0x5b, 0xa6, 0x1d,
+	};
+
+	memcpy(key->bytes, bytes, sizeof(bytes));
+}
+
+bool dp_restore_config(void)
+{
+	return dp_set_hash(ISN_HASH_SIPHASH) &&
+	       dp_set_timeouts(ISN_DEFAULT_TIMEOUT_OPENING, ISN_DEFAULT_TIMEOUT_ESTABLISHED,
+			       ISN_DEFAULT_TIMEOUT_CLOSING, ISN_DEFAULT_TIMEOUT_CLOSED);
+}
+
+bool dp_setup(void)
+{
+	struct isn_key key;
+
+	if (skel)
+		return true;
+	if (setup_failed) {
+		FAIL("isnguard.bpf.o did not load (see the first failure)");
+		return false;
+	}
+	skel = isnguard__open();
+	if (!skel || bpf_map__set_max_entries(skel->maps.isn_flows, DP_FLOW_TABLE_SIZE) ||
+	    isnguard__load(skel)) {
+		FAIL("load isnguard.bpf.o: %s", strerror(errno));
+		isnguard__destroy(skel);
+		skel = NULL;
+		setup_failed = true;
+		return false;
+	}
+	dp_test_key(&key);
+	return dp_set_key(&key) && dp_restore_config();
+}
+
+static struct bpf_program *prog_of(enum dp_prog prog)
+{
+	switch (prog) {
+	case DP_XDP_INGRESS:
+		return skel->progs.isnguard_xdp;
+	case DP_TC_INGRESS:
+		return skel->progs.isnguard_tc_ingress;
+	default:
+		return skel->progs.isnguard_tc_egress;
+	}
+}
+
+const char *dp_prog_name(enum dp_prog prog)
+{
+	static const char *const names[] = { "xdp ingress", "tc ingress", "tc egress" };
+
+	return names[prog];
+}
+
+uint32_t dp_pass_verdict(enum dp_prog prog)
+{
+	return prog == DP_XDP_INGRESS ? XDP_PASS_VERDICT : TC_ACT_OK_VERDICT;
+}
+
+bool dp_run(enum dp_prog prog, const uint8_t *in, size_t in_len, uint8_t *out,
+	    size_t *out_len, uint32_t *verdict)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts,
+		.data_in = in,
+		.data_size_in = (uint32_t)in_len,
+		.data_out = out,
+		.data_size_out = PKT_MAX_LEN,
+		.repeat = 1,
+	);
+
+	if (bpf_prog_test_run_opts(bpf_program__fd(prog_of(prog)), &opts)) {
+		FAIL("%s: BPF_PROG_TEST_RUN: %s", dp_prog_name(prog), strerror(errno));
+		return false;
+	}
+	*out_len = opts.data_size_out;
+	*verdict = opts.retval;
+	return true;
+}
+
+bool dp_set_key(const struct isn_key *key)
+{
+	uint32_t zero = 0;
+
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.isn_key), &zero, key, BPF_ANY)) {
+		FAIL("set key: %s", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+static bool config_update(void (*change)(struct isn_config *, const uint32_t *), const uint32_t *v)
+{
+	int fd = bpf_map__fd(skel->maps.isn_config);
+	struct isn_config cfg;
+	uint32_t zero = 0;
+
+	if (bpf_map_lookup_elem(fd, &zero, &cfg)) {
+		FAIL("read config: %s", strerror(errno));
+		return false;
+	}
+	change(&cfg, v);
+	if (bpf_map_update_elem(fd, &zero, &cfg, BPF_ANY)) {
+		FAIL("write config: %s", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+static void change_hash(struct isn_config *cfg, const uint32_t *v)
+{
+	cfg->hash = v[0];
+}
+
+static void change_timeouts(struct isn_config *cfg, const uint32_t *v)
+{
+	cfg->timeout_opening = v[0];
+	cfg->timeout_established = v[1];
+	cfg->timeout_closing = v[2];
+	cfg->timeout_closed = v[3];
+}
+
+bool dp_set_hash(enum isn_hash hash)
+{
+	uint32_t v = hash;
+
+	return config_update(change_hash, &v);
+}
+
+bool dp_set_timeouts(uint32_t opening, uint32_t established, uint32_t closing, uint32_t closed)
+{
+	uint32_t v[4] = { opening, established, closing, closed };
+
+	return config_update(change_timeouts, v);
+}
+
+bool dp_flow_get(const struct flow_key *fk, struct flow_state *st)
+{
+	return bpf_map_lookup_elem(bpf_map__fd(skel->maps.isn_flows), fk, st) == 0;
+}
+
+bool dp_flow_delete(const struct flow_key *fk)
+{
+	return bpf_map_delete_elem(bpf_map__fd(skel->maps.isn_flows), fk) == 0;
+}
+
+uint64_t dp_stat(enum isn_stat stat)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	uint64_t values[512], sum = 0;
+	uint32_t key = stat;
+
+	if (ncpus <= 0 || ncpus > 512 ||
+	    bpf_map_lookup_elem(bpf_map__fd(skel->maps.isn_stats), &key, values))
+		return UINT64_MAX;
+	for (int i = 0; i < ncpus; i++)
+		sum += values[i];
+	return sum;
+}
+
+void dp_flow_key_of(const struct pkt_spec *s, bool egress, struct flow_key *fk)
+{
+	size_t alen = s->family == 6 ? 16 : 4;
+
+	memset(fk, 0, sizeof(*fk));
+	fk->family = s->family == 6 ? FLOW_FAMILY_IPV6 : FLOW_FAMILY_IPV4;
+	memcpy(fk->local_addr, egress ? s->src : s->dst, alen);
+	memcpy(fk->remote_addr, egress ? s->dst : s->src, alen);
+	fk->local_port = htons(egress ? s->sport : s->dport);
+	fk->remote_port = htons(egress ? s->dport : s->sport);
+}
+
+uint32_t dp_mono_ticks(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ref_isn_ticks((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec);
+}

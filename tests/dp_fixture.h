@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The datapath object under test (build/isnguard.bpf.o through its
+ * skeleton), loaded once without pinning, with helpers to run a crafted
+ * frame through one of its programs and to read its maps.
+ */
+#ifndef ISNGUARD_TEST_DP_FIXTURE_H
+#define ISNGUARD_TEST_DP_FIXTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "isnguard.h"
+#include "pkt.h"
+
+enum dp_prog {
+	DP_XDP_INGRESS,
+	DP_TC_INGRESS,
+	DP_TC_EGRESS,
+};
+
+#define DP_FLOW_TABLE_SIZE 4096
+
+/* Loads the object on first use and sets key and config; false (and a failed test) if it cannot. */
+bool dp_setup(void);
+const char *dp_prog_name(enum dp_prog prog);
+
+/* The verdict a program gives a frame it lets through. */
+uint32_t dp_pass_verdict(enum dp_prog prog);
+
+/* Runs a frame through prog; out receives the frame as it leaves. */
+bool dp_run(enum dp_prog prog, const uint8_t *in, size_t in_len, uint8_t *out,
+	    size_t *out_len, uint32_t *verdict);
+
+/* Key and config; config changes apply to new flows (and timers) only. */
+void dp_test_key(struct isn_key *key);
+bool dp_set_key(const struct isn_key *key);
+bool dp_set_hash(enum isn_hash hash);
+bool dp_set_timeouts(uint32_t opening, uint32_t established, uint32_t closing, uint32_t closed);
+bool dp_restore_config(void);
+
+/* Flow table access. */
+bool dp_flow_get(const struct flow_key *fk, struct flow_state *st);
+bool dp_flow_delete(const struct flow_key *fk);
+
+/* Sum over CPUs of one counter. */
+uint64_t dp_stat(enum isn_stat stat);
+
+/* The flow key of a spec as the host sees it: egress means the spec is the host's segment. */
+void dp_flow_key_of(const struct pkt_spec *s, bool egress, struct flow_key *fk);
+
+/* M right now, from CLOCK_MONOTONIC. */
+uint32_t dp_mono_ticks(void);
+
+#endif /* ISNGUARD_TEST_DP_FIXTURE_H */

@@ -1,0 +1,855 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The datapath (bpf/isnguard.bpf.c) on crafted frames through
+ * BPF_PROG_TEST_RUN. Every expected frame is rebuilt by the packet builder
+ * from the input's description with the expected field changes, so headers,
+ * options and checksums are checked byte for byte against an independent
+ * full computation; a frame that must pass untouched must come out
+ * byte-identical. Ingress rows run through both the XDP and the tc ingress
+ * program.
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dp_fixture.h"
+#include "harness.h"
+#include "pkt.h"
+#include "ref/isn_ref.h"
+
+#define HOST4 "10.0.0.1"
+#define PEER4 "10.0.0.2"
+#define ROUTER4 "10.0.0.254"
+#define HOST6 "2001:db8::1"
+#define PEER6 "2001:db8::2"
+#define ROUTER6 "2001:db8::fe"
+
+static const enum dp_prog ingress_progs[] = { DP_XDP_INGRESS, DP_TC_INGRESS };
+/* XDP first: rows the skb test runner cannot take run through it alone. */
+static const enum dp_prog all_progs[] = { DP_XDP_INGRESS, DP_TC_INGRESS, DP_TC_EGRESS };
+
+/* Every test uses its own tuples, so flows of one never meet another's. */
+static uint16_t next_port = 20000;
+
+static uint16_t fresh_port(void)
+{
+	return next_port++;
+}
+
+/* A segment the host sends (egress: source is the host). */
+static void host_segment(struct pkt_spec *s, int family, uint16_t lport, uint16_t rport,
+			 uint8_t flags, uint32_t seq, uint32_t ack)
+{
+	memset(s, 0, sizeof(*s));
+	pkt_set_addrs(s, family == 6 ? HOST6 : HOST4, family == 6 ? PEER6 : PEER4);
+	s->sport = lport;
+	s->dport = rport;
+	s->flags = flags;
+	s->seq = seq;
+	s->ack = ack;
+	s->window = 501;
+}
+
+/* A segment the peer sends (ingress: destination is the host). */
+static void peer_segment(struct pkt_spec *s, int family, uint16_t lport, uint16_t rport,
+			 uint8_t flags, uint32_t seq, uint32_t ack)
+{
+	memset(s, 0, sizeof(*s));
+	pkt_set_addrs(s, family == 6 ? PEER6 : PEER4, family == 6 ? HOST6 : HOST4);
+	s->sport = rport;
+	s->dport = lport;
+	s->flags = flags;
+	s->seq = seq;
+	s->ack = ack;
+	s->window = 1002;
+}
+
+static void syn_options(struct pkt_spec *s)
+{
+	pkt_opt_mss(s, 1460);
+	pkt_opt_sack_perm(s);
+	pkt_opt_timestamp(s, 0x01020304, 0);
+	pkt_opt_nop(s);
+	pkt_opt_wscale(s, 7);
+}
+
+/*
+ * Runs in through prog and checks the frame that comes out is exactly want,
+ * with the given verdict.
+ */
+static bool expect_frame(enum dp_prog prog, const struct pkt_spec *in,
+			 const struct pkt_spec *want, const char *what)
+{
+	uint8_t in_frame[PKT_MAX_LEN], want_frame[PKT_MAX_LEN], out[PKT_MAX_LEN];
+	size_t in_len = pkt_build(in, in_frame, sizeof(in_frame));
+	size_t want_len = pkt_build(want, want_frame, sizeof(want_frame));
+	size_t out_len;
+	uint32_t verdict;
+	char label[160];
+
+	snprintf(label, sizeof(label), "%s, %s", what, dp_prog_name(prog));
+	if (!ASSERT_TRUE(in_len && want_len, "build frames") ||
+	    !dp_run(prog, in_frame, in_len, out, &out_len, &verdict))
+		return false;
+	return ASSERT_EQ(verdict, dp_pass_verdict(prog), label) &&
+	       ASSERT_EQ(out_len, want_len, label) &&
+	       ASSERT_MEMEQ(out, want_frame, want_len, label) &&
+	       ASSERT_TRUE(pkt_csums_ok(out, out_len), label);
+}
+
+/* Runs raw bytes through prog and checks they come out unchanged. */
+static bool expect_untouched_raw(enum dp_prog prog, const uint8_t *frame, size_t len,
+				 const char *what)
+{
+	uint8_t out[PKT_MAX_LEN];
+	size_t out_len;
+	uint32_t verdict;
+	char label[160];
+
+	snprintf(label, sizeof(label), "%s, %s", what, dp_prog_name(prog));
+	if (!dp_run(prog, frame, len, out, &out_len, &verdict)) {
+		test_log("  (running: %s, %zu bytes)", label, len);
+		return false;
+	}
+	return ASSERT_EQ(verdict, dp_pass_verdict(prog), label) &&
+	       ASSERT_EQ(out_len, len, label) && ASSERT_MEMEQ(out, frame, len, label);
+}
+
+/*
+ * Opens a flow the way the host would: its SYN (active) or SYN-ACK
+ * (passive) through egress. Returns the flow as stored.
+ */
+static bool open_flow(int family, uint16_t lport, uint16_t rport, bool active,
+		      uint32_t host_isn, struct flow_state *st)
+{
+	uint8_t frame[PKT_MAX_LEN], out[PKT_MAX_LEN];
+	struct pkt_spec s;
+	struct flow_key fk;
+	size_t len, out_len;
+	uint32_t verdict;
+
+	host_segment(&s, family, lport, rport, active ? TH_SYN : TH_SYN | TH_ACK, host_isn,
+		     active ? 0 : 0x5000);
+	syn_options(&s);
+	len = pkt_build(&s, frame, sizeof(frame));
+	if (!dp_run(DP_TC_EGRESS, frame, len, out, &out_len, &verdict))
+		return false;
+	dp_flow_key_of(&s, true, &fk);
+	return ASSERT_TRUE(dp_flow_get(&fk, st), "flow created by the SYN");
+}
+
+/* --- SYN and SYN-ACK rewriting ------------------------------------------- */
+
+/*
+ * The host's SYN/SYN-ACK leaves with ISN = M + F: F from the OpenSSL
+ * reference for the test key, M within the clock around the run; every
+ * other byte as sent, checksum as a full recomputation gives.
+ */
+static void check_syn_rewritten(int family, bool active, enum isn_hash hash)
+{
+	uint8_t frame[PKT_MAX_LEN], out[PKT_MAX_LEN], want_frame[PKT_MAX_LEN];
+	uint16_t lport = active ? fresh_port() : 443, rport = active ? 80 : fresh_port();
+	uint32_t host_isn = 0x11111111u * (uint32_t)(family + active), verdict, f, m_before, m_after;
+	enum isn_stat stat = active ? STAT_SYN_REWRITTEN : STAT_SYNACK_REWRITTEN;
+	uint64_t stat_before, created_before;
+	struct flow_state st;
+	struct pkt_spec s, want;
+	struct flow_key fk;
+	struct isn_key key;
+	size_t len, out_len;
+	uint32_t wire;
+
+	if (!dp_setup() || !dp_set_hash(hash))
+		return;
+	host_segment(&s, family, lport, rport, active ? TH_SYN : TH_SYN | TH_ACK, host_isn,
+		     active ? 0 : 0x7654321);
+	syn_options(&s);
+	dp_flow_key_of(&s, true, &fk);
+	dp_test_key(&key);
+	if (!ASSERT_OK(ref_isn_f(hash, &key, &fk, &f), "reference F"))
+		goto out;
+	len = pkt_build(&s, frame, sizeof(frame));
+	stat_before = dp_stat(stat);
+	created_before = dp_stat(STAT_FLOW_CREATED);
+
+	m_before = dp_mono_ticks();
+	if (!dp_run(DP_TC_EGRESS, frame, len, out, &out_len, &verdict))
+		goto out;
+	m_after = dp_mono_ticks();
+
+	ASSERT_EQ(verdict, dp_pass_verdict(DP_TC_EGRESS), "verdict");
+	wire = get_be32(out + (family == 6 ? 54 : 34) + 4);
+	if (!ASSERT_TRUE((uint32_t)(wire - f - m_before) <= (uint32_t)(m_after - m_before),
+			 "wire ISN - F lies within the clock M around the run")) {
+		test_log("wire 0x%08x F 0x%08x M [%u, %u]", wire, f, m_before, m_after);
+		goto out;
+	}
+	want = s;
+	want.seq = wire;
+	pkt_build(&want, want_frame, sizeof(want_frame));
+	ASSERT_EQ(out_len, len, "length");
+	ASSERT_MEMEQ(out, want_frame, len, "frame with only seq (and checksum) changed");
+	ASSERT_TRUE(pkt_csums_ok(out, out_len), "checksums");
+
+	if (ASSERT_TRUE(dp_flow_get(&fk, &st), "flow entry")) {
+		ASSERT_EQ(st.host_isn, host_isn, "host_isn");
+		ASSERT_EQ(st.wire_isn, wire, "wire_isn");
+		ASSERT_EQ(st.seq_delta, wire - host_isn, "seq_delta");
+		ASSERT_EQ(st.flags, active ? FLOW_F_ACTIVE_OPEN : FLOW_F_PASSIVE_OPEN, "flags");
+		ASSERT_EQ(st.hash, hash, "hash");
+	}
+	ASSERT_EQ(dp_stat(stat), stat_before + 1, "decision counter");
+	ASSERT_EQ(dp_stat(STAT_FLOW_CREATED), created_before + 1, "flow_created");
+out:
+	dp_restore_config();
+}
+
+TEST(test_syn_rewritten_to_keyed_isn_ipv4) { check_syn_rewritten(4, true, ISN_HASH_SIPHASH); }
+TEST(test_syn_rewritten_to_keyed_isn_ipv6) { check_syn_rewritten(6, true, ISN_HASH_SIPHASH); }
+TEST(test_synack_rewritten_to_keyed_isn_ipv4) { check_syn_rewritten(4, false, ISN_HASH_SIPHASH); }
+TEST(test_synack_rewritten_to_keyed_isn_ipv6) { check_syn_rewritten(6, false, ISN_HASH_SIPHASH); }
+TEST(test_syn_rewritten_md5_mode_ipv4) { check_syn_rewritten(4, true, ISN_HASH_MD5); }
+TEST(test_syn_rewritten_md5_mode_ipv6) { check_syn_rewritten(6, true, ISN_HASH_MD5); }
+TEST(test_syn_rewritten_none_mode_is_clock_only) { check_syn_rewritten(4, true, ISN_HASH_NONE); }
+
+/* Sends a SYN with host_isn through egress; returns the seq it left with. */
+static bool send_syn(int family, uint16_t lport, uint16_t rport, uint32_t host_isn,
+		     uint32_t *wire)
+{
+	uint8_t frame[PKT_MAX_LEN], out[PKT_MAX_LEN];
+	struct pkt_spec s;
+	size_t len, out_len;
+	uint32_t verdict;
+
+	host_segment(&s, family, lport, rport, TH_SYN, host_isn, 0);
+	syn_options(&s);
+	len = pkt_build(&s, frame, sizeof(frame));
+	if (!dp_run(DP_TC_EGRESS, frame, len, out, &out_len, &verdict))
+		return false;
+	*wire = get_be32(out + (family == 6 ? 54 : 34) + 4);
+	return true;
+}
+
+TEST(test_retransmitted_syn_gets_the_same_wire_isn)
+{
+	uint16_t lport = fresh_port();
+	uint32_t first, again;
+	uint64_t retransmits;
+
+	if (!dp_setup() || !send_syn(4, lport, 80, 0xabcdef01, &first))
+		return;
+	retransmits = dp_stat(STAT_SYN_RETRANSMIT);
+	usleep(10000);	/* M has moved on: a recomputed ISN would differ */
+	if (!send_syn(4, lport, 80, 0xabcdef01, &again))
+		return;
+	ASSERT_EQ(again, first, "wire ISN of the retransmission");
+	ASSERT_EQ(dp_stat(STAT_SYN_RETRANSMIT), retransmits + 1, "syn_retransmit_rewritten");
+}
+
+TEST(test_new_host_isn_on_reused_tuple_starts_a_new_flow)
+{
+	uint16_t lport = fresh_port();
+	struct flow_state st;
+	struct pkt_spec s;
+	struct flow_key fk;
+	uint32_t first, second;
+	uint64_t reused;
+
+	if (!dp_setup() || !send_syn(6, lport, 80, 1000, &first))
+		return;
+	reused = dp_stat(STAT_FLOW_REUSED);
+	if (!send_syn(6, lport, 80, 900000, &second))
+		return;
+	host_segment(&s, 6, lport, 80, TH_SYN, 900000, 0);
+	dp_flow_key_of(&s, true, &fk);
+	if (!ASSERT_TRUE(dp_flow_get(&fk, &st), "flow entry"))
+		return;
+	ASSERT_EQ(st.host_isn, 900000, "host_isn of the new connection");
+	ASSERT_EQ(st.wire_isn, second, "wire_isn of the new connection");
+	ASSERT_EQ(st.seq_delta, second - 900000, "seq_delta of the new connection");
+	ASSERT_EQ(dp_stat(STAT_FLOW_REUSED), reused + 1, "flow_reused");
+}
+
+/* Runs one segment through egress or ingress without checking it. */
+static bool send_segment(enum dp_prog prog, const struct pkt_spec *s)
+{
+	uint8_t frame[PKT_MAX_LEN], out[PKT_MAX_LEN];
+	size_t len = pkt_build(s, frame, sizeof(frame)), out_len;
+	uint32_t verdict;
+
+	return dp_run(prog, frame, len, out, &out_len, &verdict);
+}
+
+/* FIN both ways, so the flow is closed. */
+static bool close_flow(int family, uint16_t lport, uint16_t rport, const struct flow_state *st)
+{
+	struct pkt_spec s;
+
+	host_segment(&s, family, lport, rport, TH_FIN | TH_ACK, st->host_isn + 1, 5001);
+	if (!send_segment(DP_TC_EGRESS, &s))
+		return false;
+	peer_segment(&s, family, lport, rport, TH_FIN | TH_ACK, 5001, st->wire_isn + 2);
+	return send_segment(DP_XDP_INGRESS, &s);
+}
+
+/* A stack that reuses its ISN (weak embedded stacks do) still gets a fresh ISN per connection. */
+TEST(test_same_host_isn_after_close_is_a_new_connection)
+{
+	uint16_t lport = fresh_port();
+	struct flow_state st;
+	uint32_t again;
+
+	if (!dp_setup() || !open_flow(4, lport, 80, true, 4242, &st) ||
+	    !close_flow(4, lport, 80, &st))
+		return;
+	usleep(10000);
+	if (!send_syn(4, lport, 80, 4242, &again))
+		return;
+	ASSERT_TRUE(again != st.wire_isn, "a closed flow's SYN is not a retransmission");
+}
+
+/* --- established flows: seq on egress, ack and SACK on ingress --------------- */
+
+struct translate_row {
+	const char *desc;
+	bool ingress;
+	uint8_t flags;
+	int sack_blocks;
+	bool timestamps;
+	size_t ip_opts_len;		/* IPv4 only */
+	bool vlan;
+	bool bad_option;		/* an option with length 0 after the others */
+	size_t payload;
+	enum isn_stat stat;
+	uint32_t flow_flag;		/* a flag the segment must set */
+};
+
+static const struct translate_row translate_rows[] = {
+	{ "egress data", false, TH_ACK | TH_PSH, 0, true, 0, false, false, 100, STAT_SEQ_TRANSLATED, 0 },
+	{ "egress pure ACK", false, TH_ACK, 0, false, 0, false, false, 0, STAT_SEQ_TRANSLATED, 0 },
+	{ "egress ACK with SACK (peer's space, untouched)", false, TH_ACK, 2, true, 0, false, false, 0,
+	  STAT_SEQ_TRANSLATED, 0 },
+	{ "egress FIN", false, TH_FIN | TH_ACK, 0, true, 0, false, false, 0, STAT_SEQ_TRANSLATED,
+	  FLOW_F_FIN_LOCAL },
+	{ "egress RST", false, TH_RST, 0, false, 0, false, false, 0, STAT_SEQ_TRANSLATED, FLOW_F_RST },
+	{ "egress with IPv4 options", false, TH_ACK | TH_PSH, 0, false, 8, false, false, 33,
+	  STAT_SEQ_TRANSLATED, 0 },
+	{ "egress 802.1Q tagged", false, TH_ACK, 0, true, 0, true, false, 7, STAT_SEQ_TRANSLATED, 0 },
+	{ "ingress pure ACK", true, TH_ACK, 0, false, 0, false, false, 0, STAT_ACK_TRANSLATED,
+	  FLOW_F_ESTABLISHED },
+	{ "ingress data", true, TH_ACK | TH_PSH, 0, true, 0, false, false, 999, STAT_ACK_TRANSLATED, 0 },
+	{ "ingress 1 SACK block", true, TH_ACK, 1, false, 0, false, false, 0, STAT_ACK_TRANSLATED, 0 },
+	{ "ingress 3 SACK blocks with timestamps", true, TH_ACK, 3, true, 0, false, false, 0,
+	  STAT_ACK_TRANSLATED, 0 },
+	{ "ingress 4 SACK blocks", true, TH_ACK, 4, false, 0, false, false, 0, STAT_ACK_TRANSLATED, 0 },
+	{ "ingress FIN", true, TH_FIN | TH_ACK, 0, true, 0, false, false, 0, STAT_ACK_TRANSLATED,
+	  FLOW_F_FIN_REMOTE },
+	{ "ingress RST|ACK", true, TH_RST | TH_ACK, 0, false, 0, false, false, 0, STAT_ACK_TRANSLATED,
+	  FLOW_F_RST },
+	{ "ingress RST without ACK (nothing acknowledged)", true, TH_RST, 0, false, 0, false, false, 0,
+	  STAT_PASS_NOTHING_TO_DO, FLOW_F_RST },
+	{ "ingress with IPv4 options and SACK", true, TH_ACK, 2, false, 4, false, false, 0,
+	  STAT_ACK_TRANSLATED, 0 },
+	{ "ingress 802.1Q tagged with SACK", true, TH_ACK, 1, true, 0, true, false, 0,
+	  STAT_ACK_TRANSLATED, 0 },
+	{ "ingress malformed option list: ack only", true, TH_ACK, 1, false, 0, false, true, 0,
+	  STAT_ACK_TRANSLATED, 0 },
+};
+
+/*
+ * SACK edges in the host's sequence space; the wire carries them + delta.
+ * The malformed row puts a zero-length option before the SACK, so the
+ * walk must stop there and leave the blocks alone.
+ */
+static void add_options(struct pkt_spec *s, const struct translate_row *row, uint32_t sack_base,
+			uint32_t shift)
+{
+	static const uint8_t zero_len_option[] = { 0x42, 0x00 };
+	uint32_t blocks[4][2];
+
+	if (row->timestamps) {
+		pkt_opt_nop(s);
+		pkt_opt_nop(s);
+		pkt_opt_timestamp(s, 77777, 88888);
+	}
+	if (row->bad_option)
+		pkt_opt_raw(s, zero_len_option, sizeof(zero_len_option));
+	if (row->sack_blocks) {
+		for (int i = 0; i < row->sack_blocks; i++) {
+			blocks[i][0] = sack_base + (uint32_t)(3000 * i) + (row->bad_option ? 0 : shift);
+			blocks[i][1] = sack_base + (uint32_t)(3000 * i + 1448) + (row->bad_option ? 0 : shift);
+		}
+		pkt_opt_nop(s);
+		pkt_opt_nop(s);
+		pkt_opt_sack(s, (const uint32_t (*)[2])blocks, row->sack_blocks);
+	}
+}
+
+static void run_translate_row(const struct translate_row *row, int family, enum dp_prog prog)
+{
+	static const uint8_t nops[8] = { 1, 1, 1, 1, 1, 1, 1, 0 };
+	static uint8_t payload[1024];
+	uint16_t lport = fresh_port(), rport = 8080;
+	struct flow_state st, after;
+	struct pkt_spec in, want;
+	struct flow_key fk;
+	uint64_t stat_before;
+	char what[160];
+
+	snprintf(what, sizeof(what), "%s, IPv%d", row->desc, family);
+	if (!open_flow(family, lport, rport, family == 4, 0xfffff000u + lport, &st))
+		return;
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)(i * 13);
+
+	if (row->ingress) {
+		/* Acknowledges 5000 bytes of the host's data, in wire space. */
+		peer_segment(&in, family, lport, rport, row->flags, 0x22220000, st.wire_isn + 5001);
+		add_options(&in, row, st.host_isn + 1, st.seq_delta);
+		want = in;
+		if (row->flags & TH_ACK)
+			want.ack = in.ack - st.seq_delta;
+		want.tcp_opts_len = 0;
+		add_options(&want, row, st.host_isn + 1, 0);
+		if (row->bad_option) {	/* untouched after the bad option */
+			want.tcp_opts_len = 0;
+			add_options(&want, row, st.host_isn + 1, 0);
+		}
+	} else {
+		host_segment(&in, family, lport, rport, row->flags, st.host_isn + 1 + 777, 0x33330000);
+		add_options(&in, row, 0x33330000 - 10000, 0);
+		want = in;
+		want.seq = in.seq + st.seq_delta;
+	}
+	if (family == 4 && row->ip_opts_len) {
+		memcpy(in.ip_opts, nops, row->ip_opts_len);
+		in.ip_opts_len = row->ip_opts_len;
+		memcpy(want.ip_opts, nops, row->ip_opts_len);
+		want.ip_opts_len = row->ip_opts_len;
+	}
+	in.vlan = want.vlan = row->vlan;
+	in.vlan_tci = want.vlan_tci = 42;
+	in.payload = want.payload = row->payload ? payload : NULL;
+	in.payload_len = want.payload_len = row->payload;
+
+	stat_before = dp_stat(row->stat);
+	if (!expect_frame(prog, &in, &want, what))
+		return;
+	if (!ASSERT_EQ(dp_stat(row->stat), stat_before + 1, what))
+		return;
+	dp_flow_key_of(&in, !row->ingress, &fk);
+	if (row->flow_flag && ASSERT_TRUE(dp_flow_get(&fk, &after), "flow entry"))
+		ASSERT_EQ(after.flags & row->flow_flag, row->flow_flag, what);
+}
+
+TEST(test_established_segments_translated)
+{
+	if (!dp_setup())
+		return;
+	for (size_t i = 0; i < sizeof(translate_rows) / sizeof(translate_rows[0]); i++) {
+		const struct translate_row *row = &translate_rows[i];
+
+		for (int family = 4; family <= 6; family += 2) {
+			if (family == 6 && row->ip_opts_len)
+				continue;
+			if (row->ingress) {
+				for (size_t p = 0; p < 2; p++)
+					run_translate_row(row, family, ingress_progs[p]);
+			} else {
+				run_translate_row(row, family, DP_TC_EGRESS);
+			}
+		}
+	}
+}
+
+TEST(test_sack_blocks_counted_on_ingress)
+{
+	uint64_t before;
+
+	if (!dp_setup())
+		return;
+	before = dp_stat(STAT_SACK_BLOCKS);
+	run_translate_row(&translate_rows[11], 4, DP_XDP_INGRESS);	/* 4 blocks */
+	ASSERT_EQ(dp_stat(STAT_SACK_BLOCKS), before + 4, "sack_blocks_translated");
+}
+
+/* --- ICMP errors quoting the host's segments ----------------------------- */
+
+struct icmp_row {
+	const char *desc;
+	int family;
+	uint8_t type, code;
+	uint32_t rest;			/* the 4 bytes after the checksum (MTU, pointer, unused) */
+	bool tracked;			/* quotes a segment of a tracked flow */
+	size_t quote_tcp;		/* TCP bytes quoted: 8 (RFC 792 minimum) or the whole header */
+	enum isn_stat stat;
+};
+
+static const struct icmp_row icmp_rows[] = {
+	{ "IPv4 fragmentation needed, 8 quoted bytes", 4, 3, 4, 1400, true, 8, STAT_ICMP_TRANSLATED },
+	{ "IPv4 fragmentation needed, whole header quoted", 4, 3, 4, 1200, true, 32, STAT_ICMP_TRANSLATED },
+	{ "IPv4 port unreachable", 4, 3, 3, 0, true, 8, STAT_ICMP_TRANSLATED },
+	{ "IPv4 time exceeded", 4, 11, 0, 0, true, 20, STAT_ICMP_TRANSLATED },
+	{ "IPv4 parameter problem", 4, 12, 0, 20u << 24, true, 8, STAT_ICMP_TRANSLATED },
+	{ "IPv6 packet too big", 6, 2, 0, 1280, true, 32, STAT_ICMP_TRANSLATED },
+	{ "IPv6 destination unreachable", 6, 1, 4, 0, true, 8, STAT_ICMP_TRANSLATED },
+	{ "IPv6 time exceeded", 6, 3, 0, 0, true, 20, STAT_ICMP_TRANSLATED },
+	{ "IPv4 error about an untracked flow", 4, 3, 4, 1400, false, 8, STAT_PASS_ICMP },
+	{ "IPv6 error about an untracked flow", 6, 2, 0, 1280, false, 8, STAT_PASS_ICMP },
+	{ "IPv4 echo reply (not an error)", 4, 0, 0, 0x12340001, true, 8, STAT_PASS_ICMP },
+	{ "IPv6 echo reply (not an error)", 6, 129, 0, 0x12340001, true, 8, STAT_PASS_ICMP },
+};
+
+/* The ICMP message quoting a host segment with wire seq: type, code, checksum, rest, quote. */
+static size_t icmp_message(const struct icmp_row *row, uint16_t lport, uint16_t rport,
+			   uint32_t quoted_seq, uint8_t *msg)
+{
+	uint8_t inner[PKT_MAX_LEN];
+	struct pkt_spec s;
+	size_t inner_len, ip_len = row->family == 6 ? 40 : 20;
+
+	host_segment(&s, row->family, lport, rport, TH_ACK | TH_PSH, quoted_seq, 0x44440000);
+	pkt_opt_nop(&s);
+	pkt_opt_nop(&s);
+	pkt_opt_timestamp(&s, 1, 2);
+	s.frag_off = row->family == 4 ? 0x4000 : 0;
+	s.payload = (const uint8_t *)"0123456789abcdef";
+	s.payload_len = 16;
+	inner_len = pkt_build(&s, inner, sizeof(inner));
+	if (inner_len < 14 + ip_len + row->quote_tcp)
+		return 0;
+	msg[0] = row->type;
+	msg[1] = row->code;
+	msg[2] = msg[3] = 0;
+	put_be32(msg + 4, row->rest);
+	memcpy(msg + 8, inner + 14, ip_len + row->quote_tcp);
+	return 8 + ip_len + row->quote_tcp;
+}
+
+static void run_icmp_row(const struct icmp_row *row, enum dp_prog prog)
+{
+	uint8_t in_msg[256], want_msg[256];
+	uint16_t lport = fresh_port(), rport = 5201;
+	struct flow_state st = { 0 };
+	struct pkt_spec in, want;
+	uint32_t quoted_wire_seq;
+	uint64_t stat_before;
+	size_t len;
+	char what[160];
+
+	snprintf(what, sizeof(what), "%s", row->desc);
+	if (row->tracked && !open_flow(row->family, lport, rport, true, 0x70000000 + lport, &st))
+		return;
+	quoted_wire_seq = st.wire_isn + 1 + 2896;
+	len = icmp_message(row, lport, rport, quoted_wire_seq, in_msg);
+	if (!ASSERT_TRUE(len, "build the quote"))
+		return;
+	memcpy(want_msg, in_msg, len);
+	if (row->stat == STAT_ICMP_TRANSLATED)
+		put_be32(want_msg + 8 + (row->family == 6 ? 40 : 20) + 4, quoted_wire_seq - st.seq_delta);
+
+	memset(&in, 0, sizeof(in));
+	pkt_set_addrs(&in, row->family == 6 ? ROUTER6 : ROUTER4, row->family == 6 ? HOST6 : HOST4);
+	in.l4_proto = row->family == 6 ? 58 : 1;
+	in.payload = in_msg;
+	in.payload_len = len;
+	want = in;
+	want.payload = want_msg;
+
+	stat_before = dp_stat(row->stat);
+	if (expect_frame(prog, &in, &want, what))
+		ASSERT_EQ(dp_stat(row->stat), stat_before + 1, what);
+}
+
+TEST(test_icmp_errors_quoting_host_segments_translated)
+{
+	if (!dp_setup())
+		return;
+	for (size_t i = 0; i < sizeof(icmp_rows) / sizeof(icmp_rows[0]); i++)
+		for (size_t p = 0; p < 2; p++)
+			run_icmp_row(&icmp_rows[i], ingress_progs[p]);
+}
+
+/* --- what must pass untouched -------------------------------------------- */
+
+struct pass_row {
+	const char *desc;
+	void (*build)(struct pkt_spec *s);
+	size_t truncate_to;		/* cut the built frame to this length, 0: whole */
+	enum isn_stat stat;
+	uint8_t doff_override;		/* write this TCP data offset into the built frame, 0: none */
+	bool xdp_only;			/* the kernel's skb test runner refuses the frame itself */
+};
+
+static void build_udp(struct pkt_spec *s)
+{
+	pkt_set_addrs(s, PEER4, HOST4);
+	s->l4_proto = 17;
+	s->payload = (const uint8_t *)"\x13\x88\x13\x89\x00\x0c\x00\x00dnsq";
+	s->payload_len = 12;
+}
+
+static void build_tcp4(struct pkt_spec *s)
+{
+	pkt_set_addrs(s, PEER4, HOST4);
+	s->sport = 80;
+	s->dport = 1;
+	s->flags = TH_ACK;
+	s->ack = 12345;
+}
+
+static void build_fragment_first(struct pkt_spec *s)
+{
+	build_tcp4(s);
+	s->frag_off = 0x2000;	/* MF */
+}
+
+static void build_fragment_later(struct pkt_spec *s)
+{
+	build_tcp4(s);
+	s->frag_off = 185;	/* offset 1480 bytes */
+}
+
+static void build_ipv6_hop_by_hop(struct pkt_spec *s)
+{
+	static const uint8_t hbh[] = { 6, 0, 1, 4, 0, 0, 0, 0 };
+
+	pkt_set_addrs(s, PEER6, HOST6);
+	memcpy(s->ip6_ext, hbh, sizeof(hbh));
+	s->ip6_ext_len = sizeof(hbh);
+	s->ip6_ext_first = 0;
+	s->sport = 80;
+	s->dport = 2;
+	s->flags = TH_ACK;
+}
+
+static void build_ipv6_fragment(struct pkt_spec *s)
+{
+	static const uint8_t frag[] = { 6, 0, 0, 1, 0, 0, 0, 7 };	/* offset 0, M */
+
+	build_ipv6_hop_by_hop(s);
+	memcpy(s->ip6_ext, frag, sizeof(frag));
+	s->ip6_ext_first = 44;
+}
+
+static void build_tcp6(struct pkt_spec *s)
+{
+	pkt_set_addrs(s, PEER6, HOST6);
+	s->sport = 80;
+	s->dport = 3;
+	s->flags = TH_ACK | TH_PSH;
+	s->payload = (const uint8_t *)"x";
+	s->payload_len = 1;
+}
+
+static const struct pass_row pass_rows[] = {
+	{ "UDP", build_udp, 0, STAT_PASS_NOT_TCP, 0, false },
+	{ "IPv4 first fragment", build_fragment_first, 0, STAT_PASS_FRAGMENT, 0, false },
+	{ "IPv4 later fragment", build_fragment_later, 0, STAT_PASS_FRAGMENT, 0, false },
+	{ "IPv6 hop-by-hop header", build_ipv6_hop_by_hop, 0, STAT_PASS_IPV6_EXTHDR, 0, false },
+	{ "IPv6 fragment header", build_ipv6_fragment, 0, STAT_PASS_FRAGMENT, 0, false },
+	{ "TCP header cut short", build_tcp4, 14 + 20 + 12, STAT_PASS_TRUNCATED, 0, false },
+	{ "IPv4 header cut short", build_tcp4, 14 + 10, STAT_PASS_TRUNCATED, 0, true },
+	{ "IPv6 header cut short", build_tcp6, 14 + 30, STAT_PASS_TRUNCATED, 0, true },
+	{ "TCP data offset past the frame", build_tcp4, 0, STAT_PASS_TRUNCATED, 15, false },
+	{ "TCP data offset below 5", build_tcp4, 0, STAT_PASS_TRUNCATED, 4, false },
+	{ "TCP of no tracked flow (IPv4)", build_tcp4, 0, STAT_PASS_UNTRACKED, 0, false },
+	{ "TCP of no tracked flow (IPv6)", build_tcp6, 0, STAT_PASS_UNTRACKED, 0, false },
+};
+
+static void run_pass_row(const struct pass_row *row, enum dp_prog prog)
+{
+	uint8_t frame[PKT_MAX_LEN];
+	struct pkt_spec s;
+	struct pkt_layout lay;
+	uint64_t before;
+	size_t len;
+
+	memset(&s, 0, sizeof(s));
+	row->build(&s);
+	len = pkt_build(&s, frame, sizeof(frame));
+	if (row->doff_override && pkt_parse(frame, len, &lay))
+		frame[lay.l4_off + 12] = (uint8_t)(row->doff_override << 4);
+	if (row->truncate_to)
+		len = row->truncate_to;
+	before = dp_stat(row->stat);
+	if (expect_untouched_raw(prog, frame, len, row->desc))
+		ASSERT_EQ(dp_stat(row->stat), before + 1, row->desc);
+}
+
+TEST(test_unsupported_and_bad_frames_pass_untouched)
+{
+	if (!dp_setup())
+		return;
+	for (size_t i = 0; i < sizeof(pass_rows) / sizeof(pass_rows[0]); i++)
+		for (size_t p = 0; p < (pass_rows[i].xdp_only ? 1 : 3); p++)
+			run_pass_row(&pass_rows[i], all_progs[p]);
+}
+
+TEST(test_non_ip_frames_pass_untouched)
+{
+	/* An ARP request; then a frame with two VLAN tags (only one is parsed). */
+	uint8_t arp[42] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 1, 0x08, 0x06,
+			    0, 1, 8, 0, 6, 4, 0, 1 };
+	uint8_t qinq[64] = { 2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x88, 0xa8, 0, 5, 0x81, 0x00,
+			     0, 6, 0x08, 0x00, 0x45 };
+
+	if (!dp_setup())
+		return;
+	for (size_t p = 0; p < 3; p++) {
+		uint64_t before = dp_stat(STAT_PASS_NOT_IP);
+
+		expect_untouched_raw(all_progs[p], arp, sizeof(arp), "ARP");
+		expect_untouched_raw(all_progs[p], qinq, sizeof(qinq), "QinQ");
+		ASSERT_EQ(dp_stat(STAT_PASS_NOT_IP), before + 2, "pass_not_ip");
+	}
+}
+
+/* TCP-MD5 and TCP-AO connections are never rewritten: any change breaks the signature. */
+static void check_signed_syn_passes(uint8_t option_kind, bool synack, int family)
+{
+	uint8_t sig[18] = { option_kind, 18 };
+	uint8_t frame[PKT_MAX_LEN];
+	uint16_t lport = fresh_port();
+	struct flow_state st;
+	struct pkt_spec s;
+	struct flow_key fk;
+	uint64_t before;
+	size_t len;
+
+	for (int i = 2; i < 18; i++)
+		sig[i] = (uint8_t)(0xa0 + i);
+	/* A stale flow on the tuple must not translate the signed connection either. */
+	if (!open_flow(family, lport, 179, true, 1, &st))
+		return;
+	host_segment(&s, family, lport, 179, synack ? TH_SYN | TH_ACK : TH_SYN, 0x12345678,
+		     synack ? 99 : 0);
+	pkt_opt_mss(&s, 1460);
+	pkt_opt_raw(&s, sig, sizeof(sig));
+	len = pkt_build(&s, frame, sizeof(frame));
+	before = dp_stat(STAT_PASS_TCP_SIGNED);
+	if (!expect_untouched_raw(DP_TC_EGRESS, frame, len, "signed SYN"))
+		return;
+	ASSERT_EQ(dp_stat(STAT_PASS_TCP_SIGNED), before + 1, "pass_tcp_signed");
+	dp_flow_key_of(&s, true, &fk);
+	ASSERT_TRUE(!dp_flow_get(&fk, &st), "no flow kept for the signed connection");
+
+	host_segment(&s, family, lport, 179, TH_ACK | TH_PSH, 0x12345679, 100);
+	pkt_opt_raw(&s, sig, sizeof(sig));
+	len = pkt_build(&s, frame, sizeof(frame));
+	expect_untouched_raw(DP_TC_EGRESS, frame, len, "signed data segment");
+}
+
+TEST(test_tcp_md5_syn_passes_untouched) { if (dp_setup()) check_signed_syn_passes(19, false, 4); }
+TEST(test_tcp_md5_synack_passes_untouched_ipv6) { if (dp_setup()) check_signed_syn_passes(19, true, 6); }
+TEST(test_tcp_ao_syn_passes_untouched) { if (dp_setup()) check_signed_syn_passes(29, false, 6); }
+TEST(test_tcp_ao_synack_passes_untouched) { if (dp_setup()) check_signed_syn_passes(29, true, 4); }
+
+/* --- key and mode changes, flow expiry ------------------------------------ */
+
+/* Live flows keep their delta across a key rotation and a mode switch; new flows use the new ones. */
+TEST(test_key_and_mode_change_affect_only_new_flows)
+{
+	uint16_t old_port = fresh_port(), new_port = fresh_port();
+	struct flow_state st, still;
+	struct isn_key new_key;
+	struct pkt_spec in, want, s;
+	struct flow_key fk;
+	uint32_t wire, f, m_before, m_after;
+
+	if (!dp_setup() || !open_flow(4, old_port, 80, true, 777, &st))
+		return;
+	for (int i = 0; i < ISN_KEY_LEN; i++)
+		new_key.bytes[i] = (uint8_t)(0x55 ^ i);
+	if (!dp_set_key(&new_key) || !dp_set_hash(ISN_HASH_MD5))
+		goto out;
+
+	host_segment(&in, 4, old_port, 80, TH_ACK, 778, 1);
+	want = in;
+	want.seq = 778 + st.seq_delta;
+	expect_frame(DP_TC_EGRESS, &in, &want, "old flow after the change");
+	dp_flow_key_of(&in, true, &fk);
+	if (ASSERT_TRUE(dp_flow_get(&fk, &still), "old flow"))
+		ASSERT_EQ(still.seq_delta, st.seq_delta, "old flow's delta");
+
+	m_before = dp_mono_ticks();
+	if (!send_syn(4, new_port, 80, 999, &wire))
+		goto out;
+	m_after = dp_mono_ticks();
+	host_segment(&s, 4, new_port, 80, TH_SYN, 999, 0);
+	dp_flow_key_of(&s, true, &fk);
+	ref_isn_f(ISN_HASH_MD5, &new_key, &fk, &f);
+	ASSERT_TRUE((uint32_t)(wire - f - m_before) <= (uint32_t)(m_after - m_before),
+		    "new flow's ISN is md5 under the new key");
+out:
+	dp_test_key(&new_key);
+	dp_set_key(&new_key);
+	dp_restore_config();
+}
+
+/* Polls for the entry to disappear; the timer runs in softirq time. */
+static bool flow_gone_within(const struct flow_key *fk, int ms)
+{
+	struct flow_state st;
+
+	for (int waited = 0; waited < ms; waited += 50) {
+		if (!dp_flow_get(fk, &st))
+			return true;
+		usleep(50000);
+	}
+	return !dp_flow_get(fk, &st);
+}
+
+static void check_flow_expires(bool closed, int family)
+{
+	uint16_t lport = fresh_port();
+	struct flow_state st;
+	struct pkt_spec s;
+	struct flow_key fk;
+	uint64_t expired;
+
+	/* 1 s for the phase under test, an hour for the others. */
+	if (!dp_setup() || !dp_set_timeouts(closed ? 3600 : 1, 3600, 3600, closed ? 1 : 3600))
+		return;
+	expired = dp_stat(STAT_FLOW_EXPIRED);
+	if (!open_flow(family, lport, 80, true, 31337, &st))
+		goto out;
+	if (closed && !close_flow(family, lport, 80, &st))
+		goto out;
+	host_segment(&s, family, lport, 80, TH_SYN, 31337, 0);
+	dp_flow_key_of(&s, true, &fk);
+	ASSERT_TRUE(dp_flow_get(&fk, &st), "flow present before its timeout");
+	ASSERT_TRUE(flow_gone_within(&fk, 4000), "flow removed after its idle timeout");
+	ASSERT_EQ(dp_stat(STAT_FLOW_EXPIRED), expired + 1, "flow_expired");
+out:
+	dp_restore_config();
+}
+
+TEST(test_closed_flow_expires_after_closed_timeout) { check_flow_expires(true, 4); }
+TEST(test_unanswered_syn_expires_after_opening_timeout) { check_flow_expires(false, 6); }
+
+/* An established flow with traffic outlives its timeout; its entry is touched, not re-created. */
+TEST(test_active_flow_is_not_expired)
+{
+	uint16_t lport = fresh_port();
+	struct flow_state st;
+	struct pkt_spec s;
+	struct flow_key fk;
+
+	if (!dp_setup() || !dp_set_timeouts(1, 1, 1, 1))
+		return;
+	if (!open_flow(4, lport, 80, true, 5, &st))
+		goto out;
+	for (int i = 0; i < 8; i++) {	/* 2 s of traffic, every 250 ms */
+		peer_segment(&s, 4, lport, 80, TH_ACK, 100, st.wire_isn + 1);
+		send_segment(DP_XDP_INGRESS, &s);
+		usleep(250000);
+	}
+	host_segment(&s, 4, lport, 80, TH_ACK, 6, 100);
+	dp_flow_key_of(&s, true, &fk);
+	ASSERT_TRUE(dp_flow_get(&fk, &st), "flow still present while active");
+	ASSERT_TRUE(st.flags & FLOW_F_ESTABLISHED, "flow established");
+out:
+	dp_restore_config();
+}
