@@ -27,11 +27,11 @@ endif
 
 WARNINGS := -Wall -Wextra
 BPF_CFLAGS := -target bpf -O2 -g $(WARNINGS) -D__TARGET_ARCH_$(BPF_ARCH) \
-	-I$(dir $(VMLINUX_H)) -Iinclude -Ibpf -MMD -MP
+	-I$(dir $(VMLINUX_H)) -Iinclude -Ibpf -mcpu=v3 -MMD -MP
 CFLAGS ?= -O2 -g
 USER_CFLAGS := $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -I$(BUILD) -MMD -MP
 # Recursively expanded, so `make deps` can install pkg-config files first.
-USER_LIBS = $(shell $(PKG_CONFIG) --libs libbpf libcrypto 2>/dev/null || echo -lbpf -lelf -lz -lcrypto)
+USER_LIBS = $(shell $(PKG_CONFIG) --libs libxdp libbpf libcrypto 2>/dev/null || echo -lxdp -lbpf -lelf -lz -lcrypto)
 
 # The CLI: main.c dispatches, one file per command group, ref/ is the OpenSSL reference.
 CLI_SRCS := $(wildcard user/*.c) $(wildcard user/ref/*.c)
@@ -44,7 +44,7 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c) $(wildcard tests/bpf/*.bpf.c)
 BPF_OBJS := $(addprefix $(BUILD)/,$(notdir $(BPF_SRCS:.bpf.c=.bpf.o)))
 SKELS    := $(BPF_OBJS:.bpf.o=.skel.h)
 
-TEST_SRCS := tests/harness.c tests/bpf_run.c tests/pkt.c $(wildcard tests/test_*.c)
+TEST_SRCS := tests/harness.c tests/bpf_run.c tests/pkt.c tests/dp_fixture.c $(wildcard tests/test_*.c)
 TEST_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRCS))
 BENCH_OBJS := $(BUILD)/tests/bench.o $(BUILD)/tests/bpf_run.o
 
@@ -67,7 +67,7 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(notdir $*) > $@
 
-$(BUILD)/user/%.o: user/%.c | $(BUILD)/user $(BUILD)/user/ref
+$(BUILD)/user/%.o: user/%.c $(SKELS) | $(BUILD)/user $(BUILD)/user/ref
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
 
@@ -83,6 +83,11 @@ $(BUILD)/test_runner: $(TEST_OBJS) $(SHARED_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
 
+# End-to-end traffic tool (tests/e2e): deterministic streams with SHA-256 on both ends.
+$(BUILD)/tcp_xfer: tests/e2e/tcp_xfer.c | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ -lcrypto
+
 $(BUILD)/bench: $(BENCH_OBJS) $(SHARED_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
@@ -92,7 +97,7 @@ deps:
 	$(Q)scripts/deps.sh
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/test_runner
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/test_runner $(BUILD)/tcp_xfer
 	$(Q)scripts/run-tests.sh $(BUILD)
 
 bench: deps

@@ -9,7 +9,8 @@ packages=(
 	libbpf-dev libelf-dev zlib1g-dev	# libbpf and what it links
 	libxdp-dev xdp-tools		# XDP attach through the dispatcher
 	libssl-dev			# OpenSSL reference MD5/SipHash
-	iproute2 tcpdump		# namespaces, veth, captures in end-to-end tests
+	iproute2 tcpdump nftables	# namespaces, veth, captures, packet loss in end-to-end tests
+	util-linux openssl		# nsenter; the openssl tool cross-checks test streams
 )
 
 if ! command -v dpkg-query >/dev/null; then

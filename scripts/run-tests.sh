@@ -1,10 +1,56 @@
 #!/usr/bin/env bash
-# make test: the unit suite (BPF_PROG_TEST_RUN on crafted inputs). Its last line is "N passed, N failed".
+# make test: the unit suite (BPF_PROG_TEST_RUN on crafted frames, CLI, ABI),
+# then the end-to-end suite (real TCP stacks in network namespaces). Each
+# prints its own result lines; the last line is the total, "N passed, N failed".
+# TEST_ARGS filters unit tests, E2E_ARGS end-to-end ones; E2E=0 skips the latter.
 set -uo pipefail
 build=${1:-build}
+here=$(dirname "$(readlink -f "$0")")
 
 if [ "$(id -u)" -ne 0 ]; then
-	echo "isnguard tests: BPF_PROG_TEST_RUN needs root (run 'sudo make test')" >&2
+	echo "isnguard tests: BPF and network namespaces need root (run 'sudo make test')" >&2
 	exit 1
 fi
-exec "$build/test_runner" ${TEST_ARGS:-}
+
+passed=0 failed=0 skipped=0 status=0
+
+# Adds a suite's closing "N passed, N failed[, N skipped]" to the totals.
+count() {
+	local line
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1)
+	if [ -z "$line" ]; then
+		echo "isnguard tests: $2 printed no result line" >&2
+		failed=$((failed + 1))
+		return
+	fi
+	read -r p _ f _ s _ <<<"${line//,/}"
+	passed=$((passed + p))
+	failed=$((failed + f))
+	skipped=$((skipped + ${s:-0}))
+}
+
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+echo "== unit tests"
+# shellcheck disable=SC2086
+"$build/test_runner" ${TEST_ARGS:-} | tee "$out"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+count "$out" "the unit suite"
+
+if [ "${E2E:-1}" != 0 ]; then
+	echo "== end-to-end tests"
+	# shellcheck disable=SC2086
+	ISNGUARD=$(readlink -f "$build/isnguard") TCP_XFER=$(readlink -f "$build/tcp_xfer") \
+		bash "$here/../tests/e2e/run.sh" ${E2E_ARGS:-} | tee "$out"
+	[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+	count "$out" "the end-to-end suite"
+fi
+
+if [ "$skipped" -gt 0 ]; then
+	echo "$passed passed, $failed failed, $skipped skipped"
+else
+	echo "$passed passed, $failed failed"
+fi
+[ "$failed" -eq 0 ] || status=1
+exit "$status"

@@ -1,0 +1,428 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# isnguard end-to-end tests: real TCP between network namespaces through the
+# datapath attached to the protected namespace's veth (see lib.sh for the
+# topology). Each test_<behaviour> runs in its own bash process with its own
+# topology, torn down by an EXIT trap even on failure or timeout; its output
+# goes to a log shown only when it fails (-v shows every log).
+#
+# Usage: run.sh [-v] [-l] [FILTER...]    (as root)
+#   FILTER  runs only tests whose name contains it (with or without e2e_)
+#   -l      lists the tests
+#   -v      shows every test's log and how long it took
+# Result lines: "ok   e2e_<name>", "FAIL e2e_<name>", "SKIP e2e_<name>: reason";
+# a test exits 77 for "skipped: this kernel or machine lacks X". The last line
+# is "N passed, N failed[, N skipped]"; the exit status is 1 if any failed.
+#
+# Environment: ISNG_BASELINE=1 runs without isnguard (isng is a no-op, ISN and
+# counter checks are skipped); TCP_XFER, ISNGUARD name the binaries (default
+# build/); E2E_TEST_TIMEOUT bounds each test (s, default 240); E2E_KEEP=1 keeps
+# the work directories (captures, outputs) of passed tests too;
+# E2E_ATTACH_ARGS adds options to every `isng attach`.
+
+E2E_SELF=$(readlink -f "${BASH_SOURCE[0]}")
+# shellcheck source=tests/e2e/lib.sh
+. "$(dirname "$E2E_SELF")/lib.sh"
+
+PORT=5001
+CPORT=40001
+SEED_A=1	# what A sends (the client's stream in active opens)
+SEED_B=2
+
+ep() { # FAMILY ADDR PORT
+	if [ "$1" = 6 ]; then echo "[$2]:$3"; else echo "$2:$3"; fi
+}
+
+addr_of() { # A|B FAMILY
+	case $1$2 in
+	A4) echo "$A4" ;; A6) echo "$A6" ;; B4) echo "$B4" ;; B6) echo "$B6" ;;
+	esac
+}
+
+# Arrange for every test that runs the datapath: topology, attach, a key.
+# Sets KEY (32 hex digits), also in $E2E_WORK/key.
+setup_guarded() {
+	topo_up
+	KEY=$(new_key_file "$E2E_WORK/key")
+	isng_attach "$IF_A" --hash siphash
+	isng key set --from-file "$E2E_WORK/key" || fail "isng key set --from-file"
+}
+
+# Starts the server in SERVER_NS and the client in CLIENT_NS, waits for both;
+# the client's stream is SEED_A when A is the client, else SEED_B.
+transfer() { # SERVER_NS CLIENT_NS LISTEN_EP BYTES_EACH_WAY TIMEOUT [CLIENT_ARGS...]
+	local server_ns=$1 client_ns=$2 listen=$3 bytes=$4 timeout=$5 port
+	local server_seed=$SEED_B client_seed=$SEED_A
+	shift 5
+	if [ "$server_ns" = "$NS_A" ]; then
+		server_seed=$SEED_A client_seed=$SEED_B
+	fi
+	port=${listen##*:}
+	bg_start server "$server_ns" "$TCP_XFER" server --listen "$listen" --send "$bytes" \
+		--seed "$server_seed" --timeout "$timeout"
+	wait_listen "$server_ns" "$port"
+	bg_start client "$client_ns" "$TCP_XFER" client --connect "$listen" --send "$bytes" --recv \
+		--seed "$client_seed" --timeout "$timeout" "$@"
+}
+
+# Both ends got exactly the other's stream.
+assert_transfer_intact() { # BYTES_EACH_WAY A_ROLE(client|server)
+	local bytes=$1 a_role=$2
+	if [ "$a_role" = client ]; then
+		assert_received "$E2E_WORK/server.out" "$SEED_A" "$bytes" "B received from A"
+		assert_received "$E2E_WORK/client.out" "$SEED_B" "$bytes" "A received from B"
+	else
+		assert_received "$E2E_WORK/client.out" "$SEED_A" "$bytes" "B received from A"
+		assert_received "$E2E_WORK/server.out" "$SEED_B" "$bytes" "A received from B"
+	fi
+}
+
+log_syns() { # PCAP
+	tcpdump -r "$1" -nn -S 2>/dev/null | grep 'Flags \[S' | sed 's/^/# /'
+}
+
+# One connection, ISN of A's SYN (active) or SYN-ACK (passive) seen on B.
+check_open() { # active|passive FAMILY
+	local role=$1 fam=$2 a b before after seq local_ep remote_ep
+	a=$(addr_of A "$fam") b=$(addr_of B "$fam")
+	setup_guarded
+	capture_start "$NS_B" "$IF_B" "tcp port $PORT" "$E2E_WORK/b.pcap"
+	before=$(mono_ns)
+	if [ "$role" = active ]; then
+		transfer "$NS_B" "$NS_A" "$(ep "$fam" "$b" $PORT)" 1M 30 --local-port $CPORT
+		local_ep=$(ep "$fam" "$a" $CPORT) remote_ep=$(ep "$fam" "$b" $PORT)
+	else
+		transfer "$NS_A" "$NS_B" "$(ep "$fam" "$a" $PORT)" 1M 30 --local-port $CPORT
+		local_ep=$(ep "$fam" "$a" $PORT) remote_ep=$(ep "$fam" "$b" $CPORT)
+	fi
+	bg_wait client
+	after=$(mono_ns)
+	bg_wait server
+	capture_stop
+	log_syns "$E2E_WORK/b.pcap"
+	seq=$(syn_isn_from_capture "$E2E_WORK/b.pcap" "$a")
+	assert_transfer_intact 1M "$([ "$role" = active ] && echo client || echo server)"
+	assert_isn "$seq" siphash "$KEY" "$local_ep" "$remote_ep" "$before" "$after"
+}
+
+test_active_open_ipv4() { check_open active 4; }
+test_active_open_ipv6() { check_open active 6; }
+test_passive_open_ipv4() { check_open passive 4; }
+test_passive_open_ipv6() { check_open passive 6; }
+
+# 100 MiB each way on one connection through 1% loss: retransmissions, SACK.
+check_bulk_with_loss() { # FAMILY
+	local fam=$1 b t0 t1 n
+	b=$(addr_of B "$fam")
+	require_cmd nft
+	setup_guarded
+	loss_on 1
+	t0=$(mono_ns)
+	transfer "$NS_B" "$NS_A" "$(ep "$fam" "$b" $PORT)" 100M 200
+	bg_wait client
+	t1=$(mono_ns)
+	bg_wait server
+	log "figure: 100 MiB each way, IPv$fam, 1% loss: $(((t1 - t0) / 1000000)) ms, $(loss_dropped) packets dropped by M"
+	nstat_report "$NS_A" A
+	nstat_report "$NS_B" B
+	assert_transfer_intact 100M client
+	assert_gt "$(loss_dropped)" 0 "packets dropped by the loss rule"
+	assert_gt "$(nstat_get "$NS_A" TcpRetransSegs)" 0 "A's retransmitted segments"
+	is_baseline && return 0
+	for n in seq_translated ack_translated sack_blocks_translated; do
+		assert_gt "$(isng_counter $n)" 0 "counter $n"
+	done
+}
+
+test_bulk_100mib_each_way_with_loss_ipv4() { check_bulk_with_loss 4; }
+test_bulk_100mib_each_way_with_loss_ipv6() { check_bulk_with_loss 6; }
+
+test_200_concurrent_connections() {
+	local conns=200 i established=0 count t0 t1
+	setup_guarded
+	# --hold keeps all of them open (and idle) while the flow table is read.
+	t0=$(mono_ns)
+	bg_start server "$NS_B" "$TCP_XFER" server --listen "$B4:$PORT" --conns $conns --send 256K \
+		--seed $SEED_B --timeout 60
+	wait_listen "$NS_B" $PORT
+	bg_start client "$NS_A" "$TCP_XFER" client --connect "$B4:$PORT" --parallel $conns \
+		--local-port 41000 --send 256K --recv --seed $SEED_A --hold 3 --timeout 60
+	for ((i = 0; i < 100; i++)); do
+		established=$(in_ns "$NS_A" ss -Htn state established "( dport = :$PORT )" | wc -l)
+		[ "$established" -ge $conns ] && break
+		sleep 0.05
+	done
+	assert_ge "$established" $conns "established connections in A"
+	if ! is_baseline; then
+		isng flows --json >"$E2E_WORK/flows.json" || fail "isng flows --json"
+		count=$(json_num count <"$E2E_WORK/flows.json")
+		assert_ge "$count" $conns "isng flows count while all are open"
+	fi
+	bg_wait client
+	t1=$(mono_ns)
+	bg_wait server
+	log "figure: $conns connections x 256 KiB each way: $(((t1 - t0) / 1000000)) ms (3 s of it held idle)"
+	nstat_report "$NS_A" A
+	assert_transfer_intact 256K client
+	is_baseline && return 0
+	assert_ge "$(isng_counter syn_rewritten)" $conns "counter syn_rewritten"
+}
+
+# M narrows the path; A sends full-size segments, M answers with ICMP, whose
+# quoted TCP header carries the wire seq: A accepts it only once translated.
+check_pmtu() { # FAMILY MTU
+	local fam=$1 mtu=$2 b t0 t1 icmp_out out_of_window route
+	b=$(addr_of B "$fam")
+	setup_guarded
+	mtu_middle "$mtu"
+	t0=$(mono_ns)
+	# Without working PMTU discovery this stalls: bounded well below the test's limit.
+	bg_start server "$NS_B" "$TCP_XFER" server --listen "$(ep "$fam" "$b" $PORT)" --timeout 30
+	wait_listen "$NS_B" $PORT
+	bg_start client "$NS_A" "$TCP_XFER" client --connect "$(ep "$fam" "$b" $PORT)" --send 20M \
+		--seed $SEED_A --timeout 30
+	bg_wait client
+	t1=$(mono_ns)
+	bg_wait server
+	log "figure: 20 MiB A->B over MTU $mtu, IPv$fam: $(((t1 - t0) / 1000000)) ms"
+	nstat_report "$NS_M" M
+	nstat_report "$NS_A" A
+	assert_received "$E2E_WORK/server.out" $SEED_A 20M "B received from A"
+	if [ "$fam" = 4 ]; then
+		icmp_out=$(nstat_get "$NS_M" IcmpOutDestUnreachs)
+	else
+		icmp_out=$(nstat_get "$NS_M" Icmp6OutPktTooBigs)
+	fi
+	assert_gt "${icmp_out:-0}" 0 "ICMP errors M sent toward A"
+	out_of_window=$(nstat_get "$NS_A" TcpExtOutOfWindowIcmps)
+	assert_eq "${out_of_window:-0}" 0 "ICMP errors A's TCP rejected as out of window"
+	route=$(ip -n "$NS_A" -"$fam" route get "$b")
+	log "A: $route"
+	[[ "$route" == *"mtu $mtu"* ]] || fail "A's route to $b did not learn mtu $mtu: $route"
+	is_baseline && return 0
+	assert_gt "$(isng_counter icmp_translated)" 0 "counter icmp_translated"
+}
+
+test_pmtu_ipv4_frag_needed() { check_pmtu 4 1200; }
+test_pmtu_ipv6_packet_too_big() { check_pmtu 6 1280; }
+
+test_key_rotate_and_mode_switch_mid_transfer() {
+	local key2 op before after seq
+	require_cmd nft
+	setup_guarded
+	key2=$(new_key_file "$E2E_WORK/key2")
+	loss_on 1
+	# Paced, so it is still running when the last switch is done.
+	transfer "$NS_B" "$NS_A" "$B4:$PORT" 64M 100 --local-port $CPORT --rate 16M
+	sleep 1
+	for op in "key rotate" "mode md5" "key set --from-file $E2E_WORK/key2" "mode none" \
+		"mode siphash"; do
+		# shellcheck disable=SC2086 # op is a command line
+		isng $op || fail "isng $op"
+		sleep 0.3
+	done
+	bg_running client || fail "the transfer ended before the switches were done; it proves nothing: make it longer"
+	bg_wait client
+	bg_wait server
+	nstat_report "$NS_A" A
+	assert_transfer_intact 64M client
+	loss_off
+
+	# A new connection gets the last key under the last mode.
+	capture_start "$NS_B" "$IF_B" "tcp port $((PORT + 1))" "$E2E_WORK/b.pcap"
+	bg_start server2 "$NS_B" "$TCP_XFER" server --listen "$B4:$((PORT + 1))" --timeout 20
+	wait_listen "$NS_B" $((PORT + 1))
+	before=$(mono_ns)
+	in_ns "$NS_A" "$TCP_XFER" client --connect "$B4:$((PORT + 1))" --local-port $((CPORT + 1)) \
+		--send 64K --seed $SEED_A --timeout 20 >"$E2E_WORK/client2.out" || fail "second connection"
+	after=$(mono_ns)
+	bg_wait server2
+	capture_stop
+	log_syns "$E2E_WORK/b.pcap"
+	assert_received "$E2E_WORK/server2.out" $SEED_A 64K "B received from A on the new connection"
+	seq=$(syn_isn_from_capture "$E2E_WORK/b.pcap" "$A4")
+	assert_isn "$seq" siphash "$key2" "$A4:$((CPORT + 1))" "$B4:$((PORT + 1))" "$before" "$after"
+}
+
+test_loader_restart_mid_transfer() {
+	local flows
+	setup_guarded
+	transfer "$NS_B" "$NS_A" "$B4:$PORT" 48M 100 --local-port $CPORT --rate 12M
+	sleep 1
+	isng detach --keep-state "$IF_A" || fail "isng detach --keep-state"
+	isng_attach "$IF_A"
+	bg_running client || fail "the transfer ended before the restart was done; it proves nothing: make it longer"
+	if ! is_baseline; then
+		flows=$(isng flows --json) || fail "isng flows --json"
+		log "flows: $flows"
+		[[ "$flows" =~ [^0-9]$CPORT([^0-9]|$) ]] ||
+			fail "isng flows after the restart does not list the connection from port $CPORT: $flows"
+	fi
+	bg_wait client
+	bg_wait server
+	nstat_report "$NS_A" A
+	nstat_report "$NS_B" B
+	assert_transfer_intact 48M client
+}
+
+test_detach_removes_everything() {
+	local link filters net
+	is_baseline && skip "needs the datapath (ISNG_BASELINE=1)"
+	setup_guarded
+	link=$(ip -n "$NS_A" -d link show "$IF_A")
+	[[ "$link" =~ xdp ]] || fail "precondition: no XDP program on $IF_A after attach: $link"
+	[ -d "$PIN_DIR" ] || fail "precondition: no pin dir $PIN_DIR after attach"
+
+	isng detach "$IF_A" || fail "isng detach"
+
+	link=$(ip -n "$NS_A" -d link show "$IF_A")
+	[[ "$link" =~ xdp ]] && fail "XDP program still on $IF_A: $link"
+	filters=$(tc -n "$NS_A" filter show dev "$IF_A" egress 2>/dev/null)
+	[ -z "$filters" ] || fail "tc egress filter still on $IF_A: $filters"
+	if command -v bpftool >/dev/null; then
+		# Also tcx links, which tc filter show does not list.
+		net=$(in_ns "$NS_A" bpftool net show dev "$IF_A" 2>&1 | grep "^$IF_A(")
+		[ -z "$net" ] || fail "BPF still attached to $IF_A: $net"
+	fi
+	[ ! -e "$PIN_DIR" ] || fail "pin dir $PIN_DIR still there: $(ls -A "$PIN_DIR")"
+	log "ok: no XDP, no tc egress filter, no pin dir"
+}
+
+# The expectation is independent of tcp_xfer: the stream is plain AES-128-CTR.
+test_xfer_stream_matches_openssl_aes_ctr() {
+	local seed conn bytes key expected actual
+	require_cmd openssl
+	for case in "1 0 1048576" "2 199 262144" "18446744073709551615 7 1000001"; do
+		read -r seed conn bytes <<<"$case"
+		key=$(printf 'tcp_xfer seed=%s conn=%s' "$seed" "$conn" | sha256sum | cut -c1-32)
+		expected=$(head -c "$bytes" /dev/zero |
+			openssl enc -aes-128-ctr -K "$key" -iv 00000000000000000000000000000000 |
+			sha256sum | cut -d' ' -f1)
+		actual=$("$TCP_XFER" expect --bytes "$bytes" --seed "$seed" --conn "$conn")
+		assert_eq "$actual" "$expected" "stream seed $seed conn $conn, $bytes bytes"
+	done
+}
+
+# ---- runner ----
+
+run_one() { # TEST
+	set -u
+	trap 'topo_down' EXIT
+	trap 'exit 143' TERM
+	trap 'exit 130' INT
+	"$1"
+}
+
+E2E_TEST_PID=
+
+# Interrupted: the running test cleans up after itself on SIGTERM.
+run_interrupted() {
+	if [ -n "$E2E_TEST_PID" ]; then
+		kill -TERM "$E2E_TEST_PID" 2>/dev/null
+		wait "$E2E_TEST_PID" 2>/dev/null
+	fi
+	echo "interrupted" >&2
+	exit 130
+}
+
+run_main() {
+	local verbose=0 list=0 filters=() tests=() selected=() t f name work rc reason
+	local passed=0 failed=0 skipped=0 run_dir start dur
+
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-v) verbose=1 ;;
+		-l) list=1 ;;
+		-h | --help) sed -n '4,/^$/s/^# \{0,1\}//p' "$E2E_SELF"; return 0 ;;
+		*) filters+=("${1#e2e_}") ;;
+		esac
+		shift
+	done
+	mapfile -t tests < <(grep -oE '^test_[a-z0-9_]+\(\)' "$E2E_SELF" | tr -d '()')
+	for t in "${tests[@]}"; do
+		if [ ${#filters[@]} -eq 0 ]; then
+			selected+=("$t")
+			continue
+		fi
+		for f in "${filters[@]}"; do
+			[[ "$t" == *"$f"* ]] && { selected+=("$t"); break; }
+		done
+	done
+	if [ $list = 1 ]; then
+		printf 'e2e_%s\n' "${selected[@]#test_}"
+		return 0
+	fi
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "isnguard e2e tests: namespaces and BPF need root (sudo)" >&2
+		return 1
+	fi
+	if [ ! -x "$TCP_XFER" ]; then
+		echo "isnguard e2e tests: no $TCP_XFER (make $TCP_XFER)" >&2
+		return 1
+	fi
+	is_baseline && echo "# ISNG_BASELINE=1: isnguard not run, ISN and counter checks skipped"
+
+	if ! is_baseline && [ ! -x "$ISNGUARD" ]; then
+		echo "isnguard e2e tests: no $ISNGUARD (make; or ISNG_BASELINE=1 to run without it)" >&2
+		return 1
+	fi
+
+	trap run_interrupted INT TERM
+	topo_reap_stale
+	run_dir=$(mktemp -d /tmp/isng-e2e-run.XXXXXX)
+	for t in "${selected[@]}"; do
+		name=e2e_${t#test_}
+		work=$run_dir/$name
+		mkdir -p "$work"
+		start=$(date +%s%N)
+		# timeout puts the test in its own process group: on expiry, or when
+		# the runner is interrupted, everything the test started gets SIGTERM.
+		E2E_WORK=$work timeout -k 10 "${E2E_TEST_TIMEOUT:-240}" bash "$E2E_SELF" --one "$t" \
+			>"$work/log" 2>&1 </dev/null &
+		E2E_TEST_PID=$!
+		wait "$E2E_TEST_PID"
+		rc=$?
+		E2E_TEST_PID=
+		dur=$((($(date +%s%N) - start) / 1000000))
+		topo_reap_stale
+		case $rc in
+		0)
+			echo "ok   $name"
+			passed=$((passed + 1))
+			;;
+		77)
+			reason=$(sed -n 's/^SKIP: //p' "$work/log" | tail -n 1)
+			echo "SKIP $name: ${reason:-skipped}"
+			skipped=$((skipped + 1))
+			;;
+		*)
+			[ $rc = 124 ] || [ $rc = 137 ] && echo "FAIL: timed out after ${E2E_TEST_TIMEOUT:-240} s" >>"$work/log"
+			echo "FAIL $name"
+			sed 's/^/    /' "$work/log"
+			echo "    (work dir: $work)"
+			failed=$((failed + 1))
+			;;
+		esac
+		if [ $verbose = 1 ] && { [ $rc = 0 ] || [ $rc = 77 ]; }; then
+			sed 's/^/    /' "$work/log"
+		fi
+		[ $verbose = 1 ] && echo "    ($name: $((dur / 1000)).$(printf '%03d' $((dur % 1000))) s)"
+		if [ $rc = 0 ] || [ $rc = 77 ]; then
+			[ "${E2E_KEEP:-0}" = 1 ] || rm -rf "$work"
+		fi
+	done
+	rmdir "$run_dir" 2>/dev/null
+	if [ $skipped -gt 0 ]; then
+		echo "$passed passed, $failed failed, $skipped skipped"
+	else
+		echo "$passed passed, $failed failed"
+	fi
+	[ $failed -eq 0 ]
+}
+
+if [ "${1:-}" = --one ]; then
+	run_one "$2"
+else
+	run_main "$@"
+fi
