@@ -46,7 +46,7 @@ SKELS    := $(BPF_OBJS:.bpf.o=.skel.h)
 
 TEST_SRCS := tests/harness.c tests/bpf_run.c tests/pkt.c tests/dp_fixture.c $(wildcard tests/test_*.c)
 TEST_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRCS))
-BENCH_OBJS := $(BUILD)/tests/bench.o $(BUILD)/tests/bpf_run.o
+BENCH_OBJS := $(BUILD)/tests/bench.o $(BUILD)/tests/bpf_run.o $(BUILD)/tests/pkt.o
 
 .PHONY: all test test-unit bench demo deps install clean vmlinux
 

@@ -40,9 +40,19 @@ static __always_inline int ingress_sack(const struct ctx *c, const struct pkt *p
 					__u32 delta)
 {
 	struct tcp_opts opts;
+	__be32 first;
 	__u32 i;
 
 	if (pkt->tcp_hlen <= TCP_HLEN_MIN)
+		return 0;
+	/*
+	 * Most segments carry exactly NOP, NOP, timestamps (RFC 7323 appendix
+	 * A's layout, what Linux sends): 12 bytes with no room for SACK, so
+	 * the walk can be skipped.
+	 */
+	if (pkt->tcp_hlen == TCP_HLEN_MIN + TCPOLEN_TSTAMP_ALIGNED &&
+	    !ctx_load_be32(c, pkt->l4_off + TCP_HLEN_MIN, &first) &&
+	    first == bpf_htonl(TCPOPT_TSTAMP_HDR))
 		return 0;
 	tcpopt_walk(c, pkt, &opts);
 	for (i = 0; i < MAX_SACK_BLOCKS; i++) {

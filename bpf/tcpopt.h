@@ -21,6 +21,9 @@
 #define TCPOLEN_SACK_BASE 2
 #define TCPOLEN_SACK_BLOCK 8
 #define MAX_SACK_BLOCKS 4
+#define TCPOLEN_TSTAMP_ALIGNED 12
+/* NOP, NOP, kind 8, length 10: the aligned timestamp option's first word. */
+#define TCPOPT_TSTAMP_HDR 0x0101080a
 /* 40 option bytes; a walk step consumes at least one. */
 #define MAX_TCP_OPTIONS 40
 

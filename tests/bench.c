@@ -1,33 +1,60 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * make bench: ns per call of the keyed ISN functions in BPF, measured with
- * BPF_PROG_TEST_RUN repeat runs beside an empty XDP program and the kernel's
- * bpf_ktime_get_ns() helper in the same run. Rounds are interleaved across
- * programs and the median kept, because this machine is shared and noisy.
+ * make bench: ns per call through BPF_PROG_TEST_RUN, always beside baselines
+ * measured in the same run (empty XDP and tc programs, the kernel's
+ * bpf_ktime_get_ns() helper), because this machine is shared and noisy.
+ * Rounds are interleaved across all cases and the median kept.
+ *
+ * Two tables: the keyed ISN functions (tests/bpf/isn_test.bpf.c), and the
+ * datapath itself (bpf/isnguard.bpf.c) per packet on crafted frames: the
+ * established-flow paths of XDP and tc, and the SYN rewrite path.
  *
  * Usage: bench [--repeat N] [--rounds N] [--json]
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "bpf_run.h"
 #include "isnguard.h"
 #include "isn_test.skel.h"
+#include "isnguard.skel.h"
 #include "json_writer.h"
+#include "pkt.h"
 
 #define MAX_ROUNDS 31
+/* The SYN rewrite path creates a flow each run, so it is timed one run at a time. */
+#define SYN_RUNS_PER_ROUND 20000
+
+enum bench_table { TABLE_ISN, TABLE_DATAPATH };
 
 struct bench_case {
 	const char *name;
 	const char *what;
-	int family;
+	enum bench_table table;
 	struct bpf_program *prog;
+	int family;			/* ISN cases: the flow key's family */
+	uint8_t frame[PKT_MAX_LEN];	/* datapath cases: the input frame */
+	size_t frame_len;
+	bool single_runs;		/* timed one run at a time (SYN_RUNS_PER_ROUND of them) */
+	bool new_flow_each_run;		/* SYN rewrite: delete the flow before every run */
+	struct flow_key flow;		/* ... this one */
 	double ns[MAX_ROUNDS];
 	double median;
+};
+
+struct bench {
+	struct isn_test *fn;
+	struct isnguard *dp;
+	struct bench_case cases[32];
+	size_t ncases;
+	unsigned long repeat, rounds;
 };
 
 static int cmp_double(const void *a, const void *b)
@@ -57,6 +84,333 @@ static void cpu_model(char *buf, size_t len)
 	fclose(f);
 }
 
+static struct bench_case *add_case(struct bench *b, enum bench_table table, const char *name,
+				   const char *what, struct bpf_program *prog)
+{
+	struct bench_case *c = &b->cases[b->ncases++];
+
+	memset(c, 0, sizeof(*c));
+	c->table = table;
+	c->name = name;
+	c->what = what;
+	c->prog = prog;
+	c->family = 4;
+	return c;
+}
+
+/* --- the ISN functions -------------------------------------------------- */
+
+static void set_isn_flow(struct isn_test *fn, int family)
+{
+	struct flow_key *fk = &fn->bss->in_flow;
+
+	memset(fk, 0, sizeof(*fk));
+	fk->family = (uint8_t)family;
+	for (int i = 0; i < (family == 4 ? 4 : 16); i++) {
+		fk->local_addr[i] = (uint8_t)(i + 1);
+		fk->remote_addr[i] = (uint8_t)(0xf0 - i);
+	}
+	fk->local_port = htons(80);
+	fk->remote_port = htons(40000);
+}
+
+static void add_isn_cases(struct bench *b)
+{
+	struct isn_test *fn = b->fn;
+
+	for (int i = 0; i < ISN_KEY_LEN; i++)
+		fn->bss->in_key.bytes[i] = (uint8_t)(0x3c ^ i * 7);
+	add_case(b, TABLE_ISN, "empty", "empty XDP program (baseline)", fn->progs.bench_empty);
+	add_case(b, TABLE_ISN, "ktime", "bpf_ktime_get_ns() -> M (kernel helper)",
+		 fn->progs.bench_ktime);
+	add_case(b, TABLE_ISN, "f_none", "F none", fn->progs.bench_f_none);
+	add_case(b, TABLE_ISN, "f_siphash_ipv4", "F siphash, IPv4 (12-byte T)",
+		 fn->progs.bench_f_siphash);
+	add_case(b, TABLE_ISN, "f_siphash_ipv6", "F siphash, IPv6 (36-byte T)",
+		 fn->progs.bench_f_siphash)->family = 6;
+	add_case(b, TABLE_ISN, "f_md5_ipv4", "F md5, IPv4 (28-byte T||K)", fn->progs.bench_f_md5);
+	add_case(b, TABLE_ISN, "f_md5_ipv6", "F md5, IPv6 (52-byte T||K)",
+		 fn->progs.bench_f_md5)->family = 6;
+	add_case(b, TABLE_ISN, "isn_siphash_ipv4", "ISN siphash, IPv4 (F + M)",
+		 fn->progs.bench_isn_siphash);
+}
+
+/* --- the datapath --------------------------------------------------------- */
+
+#define HOST "10.0.0.1"
+#define PEER "10.0.0.2"
+#define HOST_ISN 0x10000000u
+
+static void host_spec(struct pkt_spec *s, uint16_t lport, uint8_t flags, uint32_t seq)
+{
+	memset(s, 0, sizeof(*s));
+	pkt_set_addrs(s, HOST, PEER);
+	s->sport = lport;
+	s->dport = 443;
+	s->flags = flags;
+	s->seq = seq;
+	s->ack = flags & TH_ACK ? 0x20000000 : 0;
+	s->window = 501;
+}
+
+static void peer_spec(struct pkt_spec *s, uint16_t lport, uint8_t flags, uint32_t ack)
+{
+	memset(s, 0, sizeof(*s));
+	pkt_set_addrs(s, PEER, HOST);
+	s->sport = 443;
+	s->dport = lport;
+	s->flags = flags;
+	s->seq = 0x20000000;
+	s->ack = ack;
+	s->window = 1000;
+}
+
+static void syn_options(struct pkt_spec *s)
+{
+	pkt_opt_mss(s, 1460);
+	pkt_opt_sack_perm(s);
+	pkt_opt_timestamp(s, 1, 0);
+	pkt_opt_nop(s);
+	pkt_opt_wscale(s, 7);
+}
+
+static void flow_of(const struct pkt_spec *host_seg, struct flow_key *fk)
+{
+	memset(fk, 0, sizeof(*fk));
+	fk->family = FLOW_FAMILY_IPV4;
+	memcpy(fk->local_addr, host_seg->src, 4);
+	memcpy(fk->remote_addr, host_seg->dst, 4);
+	fk->local_port = htons(host_seg->sport);
+	fk->remote_port = htons(host_seg->dport);
+}
+
+static int set_dp_config(struct isnguard *dp, enum isn_hash hash)
+{
+	struct isn_config cfg = {
+		.hash = hash,
+		.timeout_opening = ISN_DEFAULT_TIMEOUT_OPENING,
+		.timeout_established = ISN_DEFAULT_TIMEOUT_ESTABLISHED,
+		.timeout_closing = ISN_DEFAULT_TIMEOUT_CLOSING,
+		.timeout_closed = ISN_DEFAULT_TIMEOUT_CLOSED,
+	};
+	uint32_t zero = 0;
+
+	return bpf_map_update_elem(bpf_map__fd(dp->maps.isn_config), &zero, &cfg, BPF_ANY);
+}
+
+/* Opens a flow (the host's SYN through egress) and returns the wire ISN it got. */
+static int open_bench_flow(struct isnguard *dp, uint16_t lport, uint32_t *wire_isn)
+{
+	struct flow_state st;
+	struct flow_key fk;
+	struct pkt_spec s;
+	uint8_t frame[PKT_MAX_LEN];
+	size_t len;
+	int err;
+
+	host_spec(&s, lport, TH_SYN, HOST_ISN);
+	syn_options(&s);
+	len = pkt_build(&s, frame, sizeof(frame));
+	err = bpf_run(dp->progs.isnguard_tc_egress, frame, len, 1, NULL, NULL);
+	if (err)
+		return err;
+	flow_of(&s, &fk);
+	if (bpf_map_lookup_elem(bpf_map__fd(dp->maps.isn_flows), &fk, &st))
+		return -errno;
+	*wire_isn = st.wire_isn;
+	return 0;
+}
+
+static void frame_case(struct bench *b, const char *name, const char *what,
+		       struct bpf_program *prog, const struct pkt_spec *s)
+{
+	struct bench_case *c = add_case(b, TABLE_DATAPATH, name, what, prog);
+
+	c->frame_len = pkt_build(s, c->frame, sizeof(c->frame));
+}
+
+static int add_datapath_cases(struct bench *b)
+{
+	static const uint8_t payload[1400];
+	const uint32_t sack[3][2] = { { 1000, 2448 }, { 5000, 6448 }, { 9000, 10448 } };
+	struct isnguard *dp = b->dp;
+	struct isn_key key;
+	struct pkt_spec s;
+	struct bench_case *c;
+	uint32_t zero = 0, wire = 0;
+	int err;
+
+	for (int i = 0; i < ISN_KEY_LEN; i++)
+		key.bytes[i] = (uint8_t)(0xa5 ^ i);
+	if (bpf_map_update_elem(bpf_map__fd(dp->maps.isn_key), &zero, &key, BPF_ANY) ||
+	    set_dp_config(dp, ISN_HASH_SIPHASH))
+		return -errno;
+	err = open_bench_flow(dp, 50000, &wire);
+	if (err)
+		return err;
+
+	add_case(b, TABLE_DATAPATH, "empty_xdp", "empty XDP program (baseline)",
+		 b->fn->progs.bench_empty);
+	add_case(b, TABLE_DATAPATH, "empty_tc", "empty tc program (baseline)",
+		 b->fn->progs.bench_empty_tc);
+	c = add_case(b, TABLE_DATAPATH, "empty_tc_single", "empty tc program, single runs (baseline)",
+		     b->fn->progs.bench_empty_tc);
+	c->single_runs = true;
+	c->frame_len = pkt_build(&(struct pkt_spec){ .family = 4 }, c->frame, sizeof(c->frame));
+
+	peer_spec(&s, 50000, TH_ACK, wire + 1 + 100000);
+	pkt_opt_nop(&s);
+	pkt_opt_nop(&s);
+	pkt_opt_timestamp(&s, 5, 6);
+	frame_case(b, "xdp_ack", "XDP ingress: established ACK (ack -= delta)",
+		   dp->progs.isnguard_xdp, &s);
+	frame_case(b, "tc_ingress_ack", "tc ingress: established ACK (ack -= delta)",
+		   dp->progs.isnguard_tc_ingress, &s);
+
+	peer_spec(&s, 50000, TH_ACK, wire + 1 + 100000);
+	pkt_opt_nop(&s);
+	pkt_opt_nop(&s);
+	pkt_opt_timestamp(&s, 5, 6);
+	pkt_opt_nop(&s);
+	pkt_opt_nop(&s);
+	pkt_opt_sack(&s, sack, 3);
+	frame_case(b, "xdp_ack_sack3", "XDP ingress: ACK with 3 SACK blocks",
+		   dp->progs.isnguard_xdp, &s);
+
+	peer_spec(&s, 50001, TH_ACK, 12345);
+	frame_case(b, "xdp_untracked", "XDP ingress: TCP of no flow (lookup miss)",
+		   dp->progs.isnguard_xdp, &s);
+
+	host_spec(&s, 50000, TH_ACK | TH_PSH, HOST_ISN + 1 + 100000);
+	pkt_opt_nop(&s);
+	pkt_opt_nop(&s);
+	pkt_opt_timestamp(&s, 7, 8);
+	s.payload = payload;
+	s.payload_len = sizeof(payload);
+	frame_case(b, "tc_egress_data", "tc egress: established data (seq += delta)",
+		   dp->progs.isnguard_tc_egress, &s);
+
+	host_spec(&s, 50000, TH_SYN, HOST_ISN);
+	syn_options(&s);
+	frame_case(b, "tc_egress_syn_retransmit", "tc egress: SYN retransmission (same wire ISN)",
+		   dp->progs.isnguard_tc_egress, &s);
+
+	host_spec(&s, 50002, TH_SYN, HOST_ISN);
+	syn_options(&s);
+	frame_case(b, "tc_egress_syn_new_flow", "tc egress: SYN rewrite, new flow (siphash)",
+		   dp->progs.isnguard_tc_egress, &s);
+	c = &b->cases[b->ncases - 1];
+	c->single_runs = c->new_flow_each_run = true;
+	flow_of(&s, &c->flow);
+	return 0;
+}
+
+/* Mean ns of one run; the SYN case times single runs, each on a fresh flow. */
+static int measure(struct bench *b, struct bench_case *c, double *ns)
+{
+	uint32_t duration = 0;
+	int err;
+
+	if (c->table == TABLE_ISN)
+		set_isn_flow(b->fn, c->family);
+	if (!c->single_runs) {
+		err = bpf_run(c->prog, c->frame_len ? c->frame : NULL, c->frame_len,
+			      (uint32_t)b->repeat, NULL, &duration);
+		*ns = duration;
+		return err;
+	}
+	double total = 0;
+	int flows_fd = bpf_map__fd(b->dp->maps.isn_flows);
+
+	for (int i = 0; i < SYN_RUNS_PER_ROUND; i++) {
+		if (c->new_flow_each_run)
+			bpf_map_delete_elem(flows_fd, &c->flow);
+		err = bpf_run(c->prog, c->frame, c->frame_len, 1, NULL, &duration);
+		if (err)
+			return err;
+		total += duration;
+	}
+	*ns = total / SYN_RUNS_PER_ROUND;
+	return 0;
+}
+
+static double baseline_of(const struct bench *b, const struct bench_case *c)
+{
+	const char *base = c->table == TABLE_ISN ? "empty" :
+			   bpf_program__type(c->prog) == BPF_PROG_TYPE_XDP ? "empty_xdp" :
+			   c->single_runs ? "empty_tc_single" : "empty_tc";
+
+	for (size_t i = 0; i < b->ncases; i++)
+		if (!strcmp(b->cases[i].name, base))
+			return b->cases[i].median;
+	return 0;
+}
+
+static void print_json(const struct bench *b, const char *kernel, const char *cpu)
+{
+	static const char *const tables[] = { "isn_functions", "datapath" };
+	struct json_writer jw;
+
+	jw_init(&jw, stdout);
+	jw_start_object(&jw);
+	jw_string_field(&jw, "method", "BPF_PROG_TEST_RUN, median of interleaved rounds");
+	jw_uint_field(&jw, "repeat", b->repeat);
+	jw_uint_field(&jw, "rounds", b->rounds);
+	jw_string_field(&jw, "kernel", kernel);
+	jw_string_field(&jw, "cpu", cpu);
+	for (int t = TABLE_ISN; t <= TABLE_DATAPATH; t++) {
+		jw_name(&jw, tables[t]);
+		jw_start_array(&jw);
+		for (size_t i = 0; i < b->ncases; i++) {
+			const struct bench_case *c = &b->cases[i];
+
+			if (c->table != (enum bench_table)t)
+				continue;
+			jw_start_object(&jw);
+			jw_string_field(&jw, "name", c->name);
+			jw_string_field(&jw, "what", c->what);
+			jw_double_field(&jw, "ns_per_run", c->median, 1);
+			jw_double_field(&jw, "ns_over_baseline", c->median - baseline_of(b, c), 1);
+			jw_double_field(&jw, "min_ns", c->ns[0], 1);
+			jw_double_field(&jw, "max_ns", c->ns[b->rounds - 1], 1);
+			jw_end_object(&jw);
+		}
+		jw_end_array(&jw);
+	}
+	jw_end_object(&jw);
+	jw_finish(&jw);
+}
+
+static void print_table(const struct bench *b, enum bench_table t, const char *title)
+{
+	printf("\n%s\n%-50s %8s %14s %14s\n", title, "program", "ns/run", "over baseline",
+	       "min..max");
+	for (size_t i = 0; i < b->ncases; i++) {
+		const struct bench_case *c = &b->cases[i];
+		char range[32];
+
+		if (c->table != t)
+			continue;
+		snprintf(range, sizeof(range), "%.0f..%.0f", c->ns[0], c->ns[b->rounds - 1]);
+		printf("%-50s %8.0f %14.0f %14s\n", c->what, c->median,
+		       c->median - baseline_of(b, c), range);
+	}
+}
+
+static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, ap) : 0;
+}
+
+static int load_datapath(struct bench *b)
+{
+	b->dp = isnguard__open();
+	if (!b->dp)
+		return -errno;
+	bpf_map__set_max_entries(b->dp->maps.isn_flows, 65536);
+	return isnguard__load(b->dp) ? -errno : 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -66,20 +420,19 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	unsigned long repeat = 1000000, rounds = 7;
+	static struct bench b = { .repeat = 1000000, .rounds = 7 };
 	bool json = false;
-	struct isn_test *skel;
 	struct utsname uts;
 	char cpu[128];
-	int opt;
+	int opt, err;
 
 	while ((opt = getopt_long(argc, argv, "n:r:jh", options, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
-			repeat = strtoul(optarg, NULL, 0);
+			b.repeat = strtoul(optarg, NULL, 0);
 			break;
 		case 'r':
-			rounds = strtoul(optarg, NULL, 0);
+			b.rounds = strtoul(optarg, NULL, 0);
 			break;
 		case 'j':
 			json = true;
@@ -91,104 +444,50 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (repeat < 1 || repeat > 100000000 || rounds < 1 || rounds > MAX_ROUNDS) {
+	if (b.repeat < 1 || b.repeat > 100000000 || b.rounds < 1 || b.rounds > MAX_ROUNDS) {
 		fprintf(stderr, "bench: --repeat must be 1..100000000 and --rounds 1..%d\n", MAX_ROUNDS);
 		return 2;
 	}
 
-	skel = isn_test_skel();
-	if (!skel)
+	libbpf_set_print(silent);
+	b.fn = isn_test_skel();
+	err = b.fn ? load_datapath(&b) : -ENOENT;
+	if (err) {
+		fprintf(stderr, "bench: load BPF objects: %s\n", strerror(-err));
 		return 1;
-	for (int i = 0; i < ISN_KEY_LEN; i++)
-		skel->bss->in_key.bytes[i] = (uint8_t)(0x3c ^ i * 7);
+	}
+	add_isn_cases(&b);
+	err = add_datapath_cases(&b);
+	if (err) {
+		fprintf(stderr, "bench: set up the datapath cases: %s\n", strerror(-err));
+		return 1;
+	}
 
-	struct bench_case cases[] = {
-		{ .name = "empty", .family = 4, .prog = skel->progs.bench_empty,
-		  .what = "empty XDP program (baseline)" },
-		{ .name = "ktime", .family = 4, .prog = skel->progs.bench_ktime,
-		  .what = "bpf_ktime_get_ns() -> M (kernel helper)" },
-		{ .name = "f_none", .family = 4, .prog = skel->progs.bench_f_none,
-		  .what = "F none" },
-		{ .name = "f_siphash_ipv4", .family = 4, .prog = skel->progs.bench_f_siphash,
-		  .what = "F siphash, IPv4 (12-byte T)" },
-		{ .name = "f_siphash_ipv6", .family = 6, .prog = skel->progs.bench_f_siphash,
-		  .what = "F siphash, IPv6 (36-byte T)" },
-		{ .name = "f_md5_ipv4", .family = 4, .prog = skel->progs.bench_f_md5,
-		  .what = "F md5, IPv4 (28-byte T||K)" },
-		{ .name = "f_md5_ipv6", .family = 6, .prog = skel->progs.bench_f_md5,
-		  .what = "F md5, IPv6 (52-byte T||K)" },
-		{ .name = "isn_siphash_ipv4", .family = 4, .prog = skel->progs.bench_isn_siphash,
-		  .what = "ISN siphash, IPv4 (F + M)" },
-	};
-	size_t ncases = sizeof(cases) / sizeof(cases[0]);
-
-	for (unsigned long r = 0; r < rounds; r++) {
-		for (size_t c = 0; c < ncases; c++) {
-			struct flow_key *fk = &skel->bss->in_flow;
-			uint32_t duration = 0;
-			int err;
-
-			memset(fk, 0, sizeof(*fk));
-			fk->family = (uint8_t)cases[c].family;
-			for (int i = 0; i < 16; i++) {
-				fk->local_addr[i] = cases[c].family == 4 && i >= 4 ? 0 : (uint8_t)(i + 1);
-				fk->remote_addr[i] = cases[c].family == 4 && i >= 4 ? 0 : (uint8_t)(0xf0 - i);
-			}
-			fk->local_port = 0x5000;
-			fk->remote_port = 0x409c;
-			err = bpf_run(cases[c].prog, NULL, 0, (uint32_t)repeat, NULL, &duration);
+	for (unsigned long r = 0; r < b.rounds; r++) {
+		for (size_t i = 0; i < b.ncases; i++) {
+			err = measure(&b, &b.cases[i], &b.cases[i].ns[r]);
 			if (err) {
-				fprintf(stderr, "bench: test run of %s failed: %s\n", cases[c].name,
+				fprintf(stderr, "bench: test run of %s failed: %s\n", b.cases[i].name,
 					strerror(-err));
 				return 1;
 			}
-			cases[c].ns[r] = duration;
 		}
 	}
-	for (size_t c = 0; c < ncases; c++) {
-		qsort(cases[c].ns, rounds, sizeof(double), cmp_double);
-		cases[c].median = cases[c].ns[rounds / 2];
+	for (size_t i = 0; i < b.ncases; i++) {
+		qsort(b.cases[i].ns, b.rounds, sizeof(double), cmp_double);
+		b.cases[i].median = b.cases[i].ns[b.rounds / 2];
 	}
 
 	uname(&uts);
 	cpu_model(cpu, sizeof(cpu));
 	if (json) {
-		struct json_writer jw;
-
-		jw_init(&jw, stdout);
-		jw_start_object(&jw);
-		jw_string_field(&jw, "method", "BPF_PROG_TEST_RUN, median of interleaved rounds");
-		jw_uint_field(&jw, "repeat", repeat);
-		jw_uint_field(&jw, "rounds", rounds);
-		jw_string_field(&jw, "kernel", uts.release);
-		jw_string_field(&jw, "cpu", cpu);
-		jw_name(&jw, "results");
-		jw_start_array(&jw);
-		for (size_t c = 0; c < ncases; c++) {
-			jw_start_object(&jw);
-			jw_string_field(&jw, "name", cases[c].name);
-			jw_string_field(&jw, "what", cases[c].what);
-			jw_double_field(&jw, "ns_per_run", cases[c].median, 0);
-			jw_double_field(&jw, "ns_over_empty", cases[c].median - cases[0].median, 0);
-			jw_double_field(&jw, "min_ns", cases[c].ns[0], 0);
-			jw_double_field(&jw, "max_ns", cases[c].ns[rounds - 1], 0);
-			jw_end_object(&jw);
-		}
-		jw_end_array(&jw);
-		jw_end_object(&jw);
-		jw_finish(&jw);
+		print_json(&b, uts.release, cpu);
 		return 0;
 	}
-	printf("BPF_PROG_TEST_RUN, %lu runs per round, median of %lu interleaved rounds\n",
-	       repeat, rounds);
-	printf("kernel %s, %s\n\n", uts.release, cpu);
-	printf("%-42s %8s %12s %14s\n", "program", "ns/run", "over empty", "min..max");
-	for (size_t c = 0; c < ncases; c++) {
-		char range[32];
-
-		snprintf(range, sizeof(range), "%.0f..%.0f", cases[c].ns[0], cases[c].ns[rounds - 1]);
-		printf("%-42s %8.0f %12.0f %14s\n", cases[c].what, cases[c].median,
-		       cases[c].median - cases[0].median, range);
-	}
+	printf("BPF_PROG_TEST_RUN, %lu runs per round (SYN rewrite: %d single runs), median of "
+	       "%lu interleaved rounds\nkernel %s, %s\n", b.repeat, SYN_RUNS_PER_ROUND, b.rounds,
+	       uts.release, cpu);
+	print_table(&b, TABLE_ISN, "Keyed ISN functions (one call per run)");
+	print_table(&b, TABLE_DATAPATH, "Datapath, per packet");
 	return 0;
 }
