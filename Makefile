@@ -105,7 +105,7 @@ bench: deps
 	$(Q)$(BUILD)/bench $(BENCH_ARGS)
 
 demo: deps
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/test_runner $(BUILD)/tcp_xfer
 	$(Q)scripts/demo.sh $(BUILD)
 
 install: all

@@ -5,7 +5,9 @@
  * is not wanted): ack, SACK edges and ICMP-quoted seq -= delta. Each program
  * parses, looks up, decides, rewrites, and ends in one counter.
  *
- * Verified sizes (bpftool prog show, xlated): see README "Datapath".
+ * Size after verification (bpftool prog show, xlated / 8): isnguard_xdp
+ * 1343 instructions, isnguard_tc_ingress 1234, isnguard_tc_egress 3585; the
+ * TCP option walk is a bpf_loop callback, verified once.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
