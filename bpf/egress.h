@@ -18,11 +18,15 @@
 #define TCP_ACK_OFF 8
 #define TCP_CSUM_OFF 16
 
-/* The flow key of a segment the host sends: source is local. */
-static __always_inline int egress_flow_key(const struct ctx *c, const struct pkt *pkt,
-					   struct flow_key *fk)
+/*
+ * The flow key of a TCP segment. Local is the protected host: the source of
+ * what it sends (egress), the destination of what it receives.
+ */
+static __always_inline int tcp_flow_key(const struct ctx *c, const struct pkt *pkt,
+					bool egress, struct flow_key *fk)
 {
 	struct tcphdr *th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
+	const void *src, *dst;
 
 	if (!th)
 		return -1;
@@ -31,14 +35,20 @@ static __always_inline int egress_flow_key(const struct ctx *c, const struct pkt
 
 		if (!iph)
 			return -1;
-		flow_key_fill(fk, pkt->family, &iph->saddr, &iph->daddr, th->source, th->dest);
+		src = &iph->saddr;
+		dst = &iph->daddr;
 	} else {
 		struct ipv6hdr *ip6h = ctx_ptr(c, pkt->l3_off, IPV6_HLEN);
 
 		if (!ip6h)
 			return -1;
-		flow_key_fill(fk, pkt->family, &ip6h->saddr, &ip6h->daddr, th->source, th->dest);
+		src = &ip6h->saddr;
+		dst = &ip6h->daddr;
 	}
+	if (egress)
+		flow_key_fill(fk, pkt->family, src, dst, th->source, th->dest);
+	else
+		flow_key_fill(fk, pkt->family, dst, src, th->dest, th->source);
 	return 0;
 }
 
@@ -155,7 +165,7 @@ static __always_inline int datapath_egress(const struct ctx *c)
 	err = parse_packet(c, &pkt, false);
 	if (err != PARSE_OK)
 		return err;
-	if (egress_flow_key(c, &pkt, &fk))
+	if (tcp_flow_key(c, &pkt, true, &fk))
 		return STAT_PASS_TRUNCATED;
 	if (pkt.tcp_flags & TCPF_SYN)
 		return egress_syn(c, &pkt, &fk);

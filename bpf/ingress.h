@@ -12,29 +12,6 @@
 #include "egress.h"
 #include "icmp.h"
 
-static __always_inline int ingress_flow_key(const struct ctx *c, const struct pkt *pkt,
-					    struct flow_key *fk)
-{
-	struct tcphdr *th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
-
-	if (!th)
-		return -1;
-	if (pkt->family == FLOW_FAMILY_IPV4) {
-		struct iphdr *iph = ctx_ptr(c, pkt->l3_off, IPV4_HLEN_MIN);
-
-		if (!iph)
-			return -1;
-		flow_key_fill(fk, pkt->family, &iph->daddr, &iph->saddr, th->dest, th->source);
-	} else {
-		struct ipv6hdr *ip6h = ctx_ptr(c, pkt->l3_off, IPV6_HLEN);
-
-		if (!ip6h)
-			return -1;
-		flow_key_fill(fk, pkt->family, &ip6h->daddr, &ip6h->saddr, th->dest, th->source);
-	}
-	return 0;
-}
-
 /* SACK block edges acknowledge host data: each goes back by delta. Returns blocks done or -1. */
 static __always_inline int ingress_sack(const struct ctx *c, const struct pkt *pkt,
 					__u32 delta)
@@ -75,7 +52,7 @@ static __always_inline int ingress_tcp(const struct ctx *c, const struct pkt *pk
 	__be32 ack;
 	int blocks;
 
-	if (ingress_flow_key(c, pkt, &fk))
+	if (tcp_flow_key(c, pkt, false, &fk))
 		return STAT_PASS_TRUNCATED;
 	st = bpf_map_lookup_elem(&isn_flows, &fk);
 	if (!st)

@@ -304,21 +304,12 @@ int do_status(int argc, char **argv)
 	uint32_t entries = 0, max_entries = 0;
 	struct isn_config cfg;
 	bool json = false;
-	int c, n;
+	int n, err;
 
 	cli_parser_init(&p);
-	while ((c = cli_next_option(&p, argc, argv)) != -1) {
-		switch (c) {
-		case OPT_JSON:
-			json = true;
-			break;
-		case OPT_HELP:
-			cli_usage(&p, stdout);
-			return 0;
-		default:
-			return EXIT_USAGE;
-		}
-	}
+	err = cli_parse_json_only(&p, argc, argv, &json);
+	if (err)
+		return err == CLI_HELP_SHOWN ? 0 : err;
 	if (optind < argc)
 		return cli_usage_error(&p, "unexpected argument '%s'", argv[optind]);
 	if (require_root("status"))

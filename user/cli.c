@@ -71,6 +71,25 @@ void cli_usage(const struct cli_parser *p, FILE *out)
 	}
 }
 
+int cli_parse_json_only(struct cli_parser *p, int argc, char **argv, bool *json)
+{
+	int c;
+
+	while ((c = cli_next_option(p, argc, argv)) != -1) {
+		switch (c) {
+		case CLI_OPT_JSON:
+			*json = true;
+			break;
+		case CLI_OPT_HELP:
+			cli_usage(p, stdout);
+			return CLI_HELP_SHOWN;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
 int cli_usage_error(const struct cli_parser *p, const char *fmt, ...)
 {
 	va_list ap;

@@ -39,10 +39,21 @@ struct cli_parser {
 	char short_options[3 * CLI_MAX_OPTIONS + 2];
 };
 
+/* Short names every command uses for these two. */
+#define CLI_OPT_JSON 'j'
+#define CLI_OPT_HELP 'h'
+
 void cli_parser_init(struct cli_parser *p);
 /* getopt_long over the parser's table; returns the option's short_name, -1 at the end, '?' on error. */
 int cli_next_option(struct cli_parser *p, int argc, char **argv);
 void cli_usage(const struct cli_parser *p, FILE *out);
+/*
+ * The whole options loop of a command whose only options are --json and
+ * --help. Returns 0, CLI_HELP_SHOWN after printing --help, or EXIT_USAGE.
+ * Positional arguments are left at argv[optind].
+ */
+#define CLI_HELP_SHOWN (-1)
+int cli_parse_json_only(struct cli_parser *p, int argc, char **argv, bool *json);
 
 /* "isnguard: <cmd>: <message>" on stderr, then a pointer to --help. Returns EXIT_USAGE. */
 int cli_usage_error(const struct cli_parser *p, const char *fmt, ...)

@@ -46,20 +46,10 @@ struct flow_list {
 
 static int parse_flows_args(struct cli_parser *p, int argc, char **argv, bool *json)
 {
-	int c;
+	int err = cli_parse_json_only(p, argc, argv, json);
 
-	while ((c = cli_next_option(p, argc, argv)) != -1) {
-		switch (c) {
-		case OPT_JSON:
-			*json = true;
-			break;
-		case OPT_HELP:
-			cli_usage(p, stdout);
-			return -1;
-		default:
-			return EXIT_USAGE;
-		}
-	}
+	if (err)
+		return err;
 	if (optind < argc)
 		return cli_usage_error(p, "unexpected argument '%s'", argv[optind]);
 	return 0;

@@ -33,20 +33,10 @@ static const struct cli_option mode_options[] = {
 static int parse_mode_args(struct cli_parser *p, int argc, char **argv,
 			   enum isn_hash *hash, bool *json)
 {
-	int c, found;
+	int found, err = cli_parse_json_only(p, argc, argv, json);
 
-	while ((c = cli_next_option(p, argc, argv)) != -1) {
-		switch (c) {
-		case OPT_JSON:
-			*json = true;
-			break;
-		case OPT_HELP:
-			cli_usage(p, stdout);
-			return -1;
-		default:
-			return EXIT_USAGE;
-		}
-	}
+	if (err)
+		return err;
 	if (optind >= argc)
 		return cli_usage_error(p, "which hash? use siphash, md5 or none");
 	if (optind + 1 < argc)
