@@ -136,12 +136,16 @@ static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt
 	now = bpf_ktime_get_ns();	/* the one precise clock read: M needs 4 us */
 
 	st = bpf_map_lookup_elem(&isn_flows, fk);
-	if (st && st->host_isn == host_isn && (st->flags & open_flag) &&
-	    flow_phase_of(st->flags) == FLOW_PHASE_OPENING) {
-		/* Retransmission: the same wire ISN again, so both copies agree. */
+	if (st && st->host_isn == host_isn && !(st->flags & FLOW_F_HOST_DONE)) {
+		/*
+		 * The same host ISN on a connection the host has not ended: a
+		 * retransmitted SYN or SYN-ACK (also after the peer's ACK, when
+		 * the host dropped it: full accept queue, TCP_DEFER_ACCEPT), or
+		 * the SYN-ACK of a simultaneous open. It keeps the wire ISN, or
+		 * the peer's acks would no longer map back.
+		 */
 		stat = STAT_SYN_RETRANSMIT;
-		if (now - st->last_seen_ns > FLOW_TOUCH_NS)
-			st->last_seen_ns = now;
+		flow_note(st, open_flag, now);
 	} else {
 		st = egress_flow_start(fk, st, host_isn, open_flag, now);
 		if (!st)
@@ -178,7 +182,7 @@ static __always_inline int datapath_egress(const struct ctx *c)
 	if (pkt.tcp_flags & TCPF_FIN)
 		seen |= FLOW_F_FIN_LOCAL;
 	if (pkt.tcp_flags & TCPF_RST)
-		seen |= FLOW_F_RST;
+		seen |= FLOW_F_RST_LOCAL;
 	flow_note(st, seen, bpf_ktime_get_coarse_ns());
 	return STAT_SEQ_TRANSLATED;
 }

@@ -118,14 +118,15 @@ static __always_inline void flow_timer_init(struct flow_state *st)
  */
 static __always_inline void flow_note(struct flow_state *st, __u32 new_flags, __u64 now)
 {
-	__u32 old = st->flags;
+	__u32 old;
 
 	/* Signed: the coarse clock may lag the precise one the entry was created with. */
 	if ((__s64)(now - st->last_seen_ns) > (__s64)FLOW_TOUCH_NS)
 		st->last_seen_ns = now;
-	if ((old & new_flags) == new_flags)
+	if ((st->flags & new_flags) == new_flags)
 		return;
-	__sync_fetch_and_or(&st->flags, new_flags);
+	/* The value before this OR, not an earlier read: the other direction may have just set bits. */
+	old = __sync_fetch_and_or(&st->flags, new_flags);
 	if (flow_phase_of(old) != flow_phase_of(old | new_flags))
 		flow_timer_arm(st);
 }

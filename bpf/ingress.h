@@ -60,7 +60,7 @@ static __always_inline int ingress_tcp(const struct ctx *c, const struct pkt *pk
 	if (pkt->tcp_flags & TCPF_FIN)
 		seen |= FLOW_F_FIN_REMOTE;
 	if (pkt->tcp_flags & TCPF_RST)
-		seen |= FLOW_F_RST;
+		seen |= FLOW_F_RST_REMOTE;
 	if (!(pkt->tcp_flags & TCPF_ACK)) {
 		/* A peer's SYN or a bare RST: nothing of the host's is acknowledged. */
 		flow_note(st, seen, bpf_ktime_get_coarse_ns());

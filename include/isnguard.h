@@ -68,8 +68,8 @@ struct isn_config {
 	/* Idle timeouts by flow phase, in seconds (pf's tcp.first/established/closing/closed). */
 	__u32 timeout_opening;		/* SYN or SYN-ACK sent, handshake not done */
 	__u32 timeout_established;
-	__u32 timeout_closing;		/* FIN seen one way */
-	__u32 timeout_closed;		/* FIN both ways, or RST */
+	__u32 timeout_closing;		/* the host sent FIN */
+	__u32 timeout_closed;		/* FIN or RST both ways, or the host's RST */
 };
 
 #define ISN_DEFAULT_TIMEOUT_OPENING 120
@@ -83,12 +83,13 @@ struct isn_config {
  * phase (opening, established, closing, closed) follows from them.
  */
 enum flow_flag {
-	FLOW_F_ACTIVE_OPEN = 1 << 0,	/* the host sent the SYN */
-	FLOW_F_PASSIVE_OPEN = 1 << 1,	/* the host sent the SYN-ACK */
+	FLOW_F_ACTIVE_OPEN = 1 << 0,	/* the host sent a SYN */
+	FLOW_F_PASSIVE_OPEN = 1 << 1,	/* the host sent a SYN-ACK */
 	FLOW_F_ESTABLISHED = 1 << 2,	/* the peer acknowledged the host's ISN */
 	FLOW_F_FIN_LOCAL = 1 << 3,
 	FLOW_F_FIN_REMOTE = 1 << 4,
-	FLOW_F_RST = 1 << 5,
+	FLOW_F_RST_LOCAL = 1 << 5,
+	FLOW_F_RST_REMOTE = 1 << 6,
 };
 
 enum flow_phase {
@@ -98,22 +99,33 @@ enum flow_phase {
 	FLOW_PHASE_CLOSED = 3,
 };
 
+/*
+ * Only the host's own FIN or RST moves a flow towards its end. The peer's
+ * FIN or RST counts once the host has closed too: alone it proves nothing,
+ * since anyone who knows the tuple can send one off-path and the host's
+ * stack drops it when it is out of window (RFC 5961), and a shorter timeout
+ * from it would let such a packet expire an idle, live connection.
+ */
 static inline enum flow_phase flow_phase_of(__u32 flags)
 {
-	if ((flags & FLOW_F_RST) ||
-	    (flags & (FLOW_F_FIN_LOCAL | FLOW_F_FIN_REMOTE)) == (FLOW_F_FIN_LOCAL | FLOW_F_FIN_REMOTE))
+	if (flags & FLOW_F_RST_LOCAL)
 		return FLOW_PHASE_CLOSED;
-	if (flags & (FLOW_F_FIN_LOCAL | FLOW_F_FIN_REMOTE))
-		return FLOW_PHASE_CLOSING;
+	if (flags & FLOW_F_FIN_LOCAL)
+		return flags & (FLOW_F_FIN_REMOTE | FLOW_F_RST_REMOTE) ? FLOW_PHASE_CLOSED
+									: FLOW_PHASE_CLOSING;
 	if (flags & FLOW_F_ESTABLISHED)
 		return FLOW_PHASE_ESTABLISHED;
 	return FLOW_PHASE_OPENING;
 }
 
+/* The host has ended its side: a SYN after this is a new connection. */
+#define FLOW_F_HOST_DONE (FLOW_F_FIN_LOCAL | FLOW_F_RST_LOCAL)
+
 /*
  * Value of the flow table (map isn_flows, LRU hash keyed by struct flow_key).
  * seq_delta = wire ISN - host ISN: egress adds it to seq, ingress subtracts it
- * from ack and SACK edges. Times are bpf_ktime_get_coarse_ns().
+ * from ack and SACK edges. Times are CLOCK_MONOTONIC ns (the precise clock
+ * when a SYN sets them, the coarse one after).
  */
 struct flow_state {
 	__u32 seq_delta;

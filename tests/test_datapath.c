@@ -293,6 +293,98 @@ static bool close_flow(int family, uint16_t lport, uint16_t rport, const struct 
 	return send_segment(DP_XDP_INGRESS, &s);
 }
 
+/* Sends a SYN-ACK with host_isn through egress; returns the seq it left with. */
+static bool send_synack(int family, uint16_t lport, uint16_t rport, uint32_t host_isn,
+			uint32_t peer_isn, uint32_t *wire)
+{
+	uint8_t frame[PKT_MAX_LEN], out[PKT_MAX_LEN];
+	struct pkt_spec s;
+	size_t len, out_len;
+	uint32_t verdict;
+
+	host_segment(&s, family, lport, rport, TH_SYN | TH_ACK, host_isn, peer_isn + 1);
+	syn_options(&s);
+	len = pkt_build(&s, frame, sizeof(frame));
+	if (!dp_run(DP_TC_EGRESS, frame, len, out, &out_len, &verdict))
+		return false;
+	*wire = get_be32(out + (family == 6 ? 54 : 34) + 4);
+	return true;
+}
+
+/*
+ * The host dropped the peer's ACK (full accept queue, TCP_DEFER_ACCEPT) and
+ * sends its SYN-ACK again: the same wire ISN, so the peer's acks still map.
+ */
+TEST(test_synack_retransmitted_after_peer_ack_keeps_wire_isn)
+{
+	uint16_t rport = fresh_port();
+	struct pkt_spec in, want;
+	uint32_t first, again;
+
+	if (!dp_setup() || !send_synack(4, 443, rport, 5000, 9000, &first))
+		return;
+	peer_segment(&in, 4, 443, rport, TH_ACK, 9001, first + 1);
+	want = in;
+	want.ack = 5001;
+	if (!expect_frame(DP_XDP_INGRESS, &in, &want, "the peer's ACK of the SYN-ACK"))
+		return;
+	usleep(10000);
+	if (!send_synack(4, 443, rport, 5000, 9000, &again))
+		return;
+	ASSERT_EQ(again, first, "wire ISN of the retransmitted SYN-ACK");
+	expect_frame(DP_XDP_INGRESS, &in, &want, "the peer's next ACK");
+}
+
+/* Simultaneous open (RFC 9293 section 3.5): the host's SYN-ACK repeats its SYN's ISN. */
+TEST(test_simultaneous_open_keeps_wire_isn)
+{
+	uint16_t lport = fresh_port();
+	struct pkt_spec peer_syn;
+	uint32_t syn_wire, synack_wire;
+
+	if (!dp_setup() || !send_syn(6, lport, 80, 1000, &syn_wire))
+		return;
+	peer_segment(&peer_syn, 6, lport, 80, TH_SYN, 7000, 0);
+	if (!send_segment(DP_XDP_INGRESS, &peer_syn))
+		return;
+	usleep(10000);
+	if (!send_synack(6, lport, 80, 1000, 7000, &synack_wire))
+		return;
+	ASSERT_EQ(synack_wire, syn_wire, "the SYN-ACK's wire ISN");
+}
+
+/*
+ * A FIN or RST from the peer alone, which anyone knowing the tuple can forge
+ * (the host drops it if out of window), must not shorten an idle live flow's
+ * life to the closing or closed timeout.
+ */
+TEST(test_peer_fin_or_rst_alone_does_not_expire_a_flow)
+{
+	uint16_t fin_port = fresh_port(), rst_port = fresh_port();
+	struct flow_state fin_st, rst_st;
+	struct pkt_spec s;
+	struct flow_key fin_fk, rst_fk;
+
+	if (!dp_setup() || !dp_set_timeouts(3600, 3600, 1, 1))
+		return;
+	if (!open_flow(4, fin_port, 22, true, 11, &fin_st) ||
+	    !open_flow(4, rst_port, 22, true, 12, &rst_st))
+		goto out;
+	peer_segment(&s, 4, fin_port, 22, TH_FIN | TH_ACK, 0xdead0000, fin_st.wire_isn + 1);
+	send_segment(DP_XDP_INGRESS, &s);
+	dp_flow_key_of(&s, false, &fin_fk);
+	peer_segment(&s, 4, rst_port, 22, TH_RST, 0xbeef0000, 0);
+	send_segment(DP_XDP_INGRESS, &s);
+	dp_flow_key_of(&s, false, &rst_fk);
+	sleep(2);
+	ASSERT_TRUE(dp_flow_get(&fin_fk, &fin_st), "flow still there after the peer's FIN");
+	ASSERT_TRUE(dp_flow_get(&rst_fk, &rst_st), "flow still there after the peer's RST");
+	ASSERT_EQ(flow_phase_of(fin_st.flags), FLOW_PHASE_ESTABLISHED, "phase after the peer's FIN");
+	ASSERT_EQ(flow_phase_of(rst_st.flags), FLOW_PHASE_OPENING, "phase after the peer's bare RST");
+out:
+	dp_restore_config();
+}
+
 /* A stack that reuses its ISN (weak embedded stacks do) still gets a fresh ISN per connection. */
 TEST(test_same_host_isn_after_close_is_a_new_connection)
 {
@@ -332,7 +424,8 @@ static const struct translate_row translate_rows[] = {
 	  STAT_SEQ_TRANSLATED, 0 },
 	{ "egress FIN", false, TH_FIN | TH_ACK, 0, true, 0, false, false, 0, STAT_SEQ_TRANSLATED,
 	  FLOW_F_FIN_LOCAL },
-	{ "egress RST", false, TH_RST, 0, false, 0, false, false, 0, STAT_SEQ_TRANSLATED, FLOW_F_RST },
+	{ "egress RST", false, TH_RST, 0, false, 0, false, false, 0, STAT_SEQ_TRANSLATED,
+	  FLOW_F_RST_LOCAL },
 	{ "egress with IPv4 options", false, TH_ACK | TH_PSH, 0, false, 8, false, false, 33,
 	  STAT_SEQ_TRANSLATED, 0 },
 	{ "egress 802.1Q tagged", false, TH_ACK, 0, true, 0, true, false, 7, STAT_SEQ_TRANSLATED, 0 },
@@ -346,9 +439,9 @@ static const struct translate_row translate_rows[] = {
 	{ "ingress FIN", true, TH_FIN | TH_ACK, 0, true, 0, false, false, 0, STAT_ACK_TRANSLATED,
 	  FLOW_F_FIN_REMOTE },
 	{ "ingress RST|ACK", true, TH_RST | TH_ACK, 0, false, 0, false, false, 0, STAT_ACK_TRANSLATED,
-	  FLOW_F_RST },
+	  FLOW_F_RST_REMOTE },
 	{ "ingress RST without ACK (nothing acknowledged)", true, TH_RST, 0, false, 0, false, false, 0,
-	  STAT_PASS_NOTHING_TO_DO, FLOW_F_RST },
+	  STAT_PASS_NOTHING_TO_DO, FLOW_F_RST_REMOTE },
 	{ "ingress with IPv4 options and SACK", true, TH_ACK, 2, false, 4, false, false, 0,
 	  STAT_ACK_TRANSLATED, 0 },
 	{ "ingress 802.1Q tagged with SACK", true, TH_ACK, 1, true, 0, true, false, 0,
@@ -465,12 +558,19 @@ TEST(test_established_segments_translated)
 
 TEST(test_sack_blocks_counted_on_ingress)
 {
+	const struct translate_row *four = NULL;
 	uint64_t before;
 
 	if (!dp_setup())
 		return;
+	for (size_t i = 0; i < sizeof(translate_rows) / sizeof(translate_rows[0]); i++)
+		if (translate_rows[i].ingress && translate_rows[i].sack_blocks == 4 &&
+		    !translate_rows[i].bad_option)
+			four = &translate_rows[i];
+	if (!ASSERT_TRUE(four, "a row with 4 SACK blocks"))
+		return;
 	before = dp_stat(STAT_SACK_BLOCKS);
-	run_translate_row(&translate_rows[11], 4, DP_XDP_INGRESS);	/* 4 blocks */
+	run_translate_row(four, 4, DP_XDP_INGRESS);
 	ASSERT_EQ(dp_stat(STAT_SACK_BLOCKS), before + 4, "sack_blocks_translated");
 }
 
