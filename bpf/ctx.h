@@ -21,51 +21,74 @@ enum ctx_kind {
 	CTX_SKB,
 };
 
-/* Verdicts. */
-#define CTX_PASS 1
-#define CTX_DROP 0
-#define TC_ACT_OK 0
+/*
+ * tc verdicts. Passing is TC_ACT_UNSPEC, not TC_ACT_OK: in direct-action
+ * mode OK ends classification, and filters after ours would never run.
+ */
+#define TC_ACT_UNSPEC (-1)
 #define TC_ACT_SHOT 2
 
 /* Bound on header offsets, so the verifier can check packet arithmetic. */
 #define CTX_MAX_OFF 512
 
 /*
- * How many bytes parsing may need linear: Ethernet + VLAN + IPv4 with options
- * + TCP with options; an ICMP error quoting such a header is shorter than this.
+ * How many bytes parsing may need linear, the longest case being an ICMP
+ * error: Ethernet + VLAN + IPv4 with options + ICMP + quoted IPv4 with
+ * options + 8 quoted TCP bytes (TCP itself needs at most 14 + 4 + 60 + 60).
  */
-#define CTX_PULL_LEN (14 + 4 + 60 + 60)
+#define CTX_PULL_LEN (14 + 4 + 60 + 8 + 60 + 8)
 
 struct ctx {
 	void *ctx;		/* struct xdp_md * or struct __sk_buff * */
 	enum ctx_kind kind;
 };
 
+/*
+ * The verifier allows only a fixed offset into the context, and clang may
+ * sink the data and data_end loads of two paths into one load from a
+ * computed offset. An asm load with an immediate offset cannot be merged.
+ */
+#define CTX_LOAD_PTR(ctx, type, field)						\
+	({									\
+		__u64 __v;	/* ldxw zero-extends: no shifts */	\
+		asm volatile("%0 = *(u32 *)(%1 + %2)"				\
+			     : "=r"(__v)					\
+			     : "r"(ctx), "i"(__builtin_offsetof(type, field)));	\
+		__v;								\
+	})
+
 static __always_inline void *ctx_data(const struct ctx *c)
 {
 	if (c->kind == CTX_XDP)
-		return (void *)(long)((struct xdp_md *)c->ctx)->data;
-	return (void *)(long)((struct __sk_buff *)c->ctx)->data;
+		return (void *)CTX_LOAD_PTR(c->ctx, struct xdp_md, data);
+	return (void *)CTX_LOAD_PTR(c->ctx, struct __sk_buff, data);
 }
 
 static __always_inline void *ctx_data_end(const struct ctx *c)
 {
 	if (c->kind == CTX_XDP)
-		return (void *)(long)((struct xdp_md *)c->ctx)->data_end;
-	return (void *)(long)((struct __sk_buff *)c->ctx)->data_end;
+		return (void *)CTX_LOAD_PTR(c->ctx, struct xdp_md, data_end);
+	return (void *)CTX_LOAD_PTR(c->ctx, struct __sk_buff, data_end);
 }
 
-/* Makes the headers linear in an skb (they usually are); XDP has them already. */
-static __always_inline void ctx_pull_headers(const struct ctx *c)
+/*
+ * Makes up to CTX_PULL_LEN bytes linear in an skb; true when that brought
+ * in more. The stack's TCP skbs carry their headers linear, and are clones
+ * whose pull would copy the head, so callers pull only after a parse found
+ * the headers short. XDP frames are linear already. Invalidates pointers.
+ */
+static __always_inline bool ctx_pull_headers(const struct ctx *c)
 {
 	struct __sk_buff *skb = c->ctx;
-	__u32 len;
+	__u32 len, linear;
 
 	if (c->kind == CTX_XDP)
-		return;
+		return false;
 	len = skb->len < CTX_PULL_LEN ? skb->len : CTX_PULL_LEN;
-	if ((long)skb->data + len > (long)skb->data_end)
-		bpf_skb_pull_data(skb, len);
+	linear = (__u32)((long)ctx_data_end(c) - (long)ctx_data(c));
+	if (linear >= len)
+		return false;
+	return bpf_skb_pull_data(skb, len) == 0;
 }
 
 /*

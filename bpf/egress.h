@@ -127,7 +127,8 @@ static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt
 	tcpopt_walk(c, pkt, &opts);
 	if (opts.is_signed) {
 		/* Never rewritten; forget any earlier flow on this tuple so nothing is translated. */
-		bpf_map_delete_elem(&isn_flows, fk);
+		if (bpf_map_delete_elem(&isn_flows, fk) == 0)
+			stat_inc(STAT_FLOW_REMOVED);
 		return STAT_PASS_TCP_SIGNED;
 	}
 	if (ctx_load_be32(c, pkt->l4_off + TCP_SEQ_OFF, &seq))
@@ -162,7 +163,7 @@ static __always_inline int datapath_egress(const struct ctx *c)
 {
 	struct flow_state *st;
 	struct flow_key fk;
-	struct pkt pkt;
+	struct pkt pkt = {};
 	__u32 seen = 0;
 	int err;
 

@@ -72,8 +72,11 @@ static __always_inline int ingress_icmp(const struct ctx *c, const struct pkt *p
 	struct flow_key fk;
 	__u32 inner_l4;
 	__be32 seq;
-	__u8 *type = ctx_ptr(c, pkt->l4_off, 1);
+	__u8 *type;
 
+	/* The quote lies past what parsing checked; bring it in before taking pointers. */
+	ctx_pull_headers(c);
+	type = ctx_ptr(c, pkt->l4_off, 1);
 	if (!type || !icmp_is_error(pkt, *type))
 		return STAT_PASS_ICMP;
 	if (icmp_quoted_flow(c, pkt, &fk, &inner_l4))

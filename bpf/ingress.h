@@ -88,7 +88,7 @@ static __always_inline int ingress_tcp(const struct ctx *c, const struct pkt *pk
 
 static __always_inline int datapath_ingress(const struct ctx *c)
 {
-	struct pkt pkt;
+	struct pkt pkt = {};
 	int err;
 
 	err = parse_packet(c, &pkt, true);

@@ -32,7 +32,7 @@ int isnguard_tc_ingress(struct __sk_buff *skb)
 	int stat = datapath_ingress(&c);
 
 	stat_inc(stat);
-	return stat == STAT_DROP_ERROR ? TC_ACT_SHOT : TC_ACT_OK;
+	return stat == STAT_DROP_ERROR ? TC_ACT_SHOT : TC_ACT_UNSPEC;
 }
 
 SEC("tc")
@@ -42,7 +42,7 @@ int isnguard_tc_egress(struct __sk_buff *skb)
 	int stat = datapath_egress(&c);
 
 	stat_inc(stat);
-	return stat == STAT_DROP_ERROR ? TC_ACT_SHOT : TC_ACT_OK;
+	return stat == STAT_DROP_ERROR ? TC_ACT_SHOT : TC_ACT_UNSPEC;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

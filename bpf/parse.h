@@ -137,13 +137,12 @@ static __always_inline int parse_ip(const struct ctx *c, __u32 off, __u16 eth_pr
 	return PARSE_OK;
 }
 
-static __always_inline int parse_packet(const struct ctx *c, struct pkt *pkt, bool want_icmp)
+static __always_inline int parse_frame(const struct ctx *c, struct pkt *pkt, bool want_icmp)
 {
 	struct ethhdr *eth;
 	__u32 off = ETH_HLEN;
 	__u16 proto;
 
-	ctx_pull_headers(c);
 	eth = ctx_ptr(c, 0, ETH_HLEN);
 	if (!eth)
 		return STAT_PASS_TRUNCATED;
@@ -157,6 +156,16 @@ static __always_inline int parse_packet(const struct ctx *c, struct pkt *pkt, bo
 		off += VLAN_HLEN;
 	}
 	return parse_ip(c, off, proto, pkt, want_icmp);
+}
+
+static __always_inline int parse_packet(const struct ctx *c, struct pkt *pkt, bool want_icmp)
+{
+	int err = parse_frame(c, pkt, want_icmp);
+
+	/* Headers short in a non-linear skb: pull them in (see ctx_pull_headers) and look again. */
+	if (err == STAT_PASS_TRUNCATED && ctx_pull_headers(c))
+		err = parse_frame(c, pkt, want_icmp);
+	return err;
 }
 
 #endif /* ISNGUARD_BPF_PARSE_H */

@@ -169,6 +169,7 @@ struct flow_state {
 	X(STAT_FLOW_CREATED,		"flow_created")			\
 	X(STAT_FLOW_REUSED,		"flow_reused")			\
 	X(STAT_FLOW_EXPIRED,		"flow_expired")			\
+	X(STAT_FLOW_REMOVED,		"flow_removed")			\
 	X(STAT_FLOW_TIMER_ERROR,	"flow_timer_error")
 
 #define ISNGUARD_STAT_ENUM(name, text) name,

@@ -14,7 +14,8 @@
 #include "ref/isn_ref.h"
 
 #define XDP_PASS_VERDICT 2
-#define TC_ACT_OK_VERDICT 0
+/* TC_ACT_UNSPEC: pass, and let later filters run. */
+#define TC_ACT_UNSPEC_VERDICT ((uint32_t)-1)
 
 static struct isnguard *skel;
 static bool setup_failed;
@@ -80,7 +81,7 @@ const char *dp_prog_name(enum dp_prog prog)
 
 uint32_t dp_pass_verdict(enum dp_prog prog)
 {
-	return prog == DP_XDP_INGRESS ? XDP_PASS_VERDICT : TC_ACT_OK_VERDICT;
+	return prog == DP_XDP_INGRESS ? XDP_PASS_VERDICT : TC_ACT_UNSPEC_VERDICT;
 }
 
 bool dp_run(enum dp_prog prog, const uint8_t *in, size_t in_len, uint8_t *out,

@@ -194,13 +194,15 @@ static int read_sample(const struct stats_source *src, struct stats_sample *s)
 /*
  * The LRU flow table evicts its least recently used entry without telling
  * anyone when a new flow needs room, so no counter can see it. A flow that
- * was created, has not expired by its timer and is no longer present was
+ * was created, has not expired by its timer nor been removed by the
+ * datapath (a TCP-MD5/AO SYN on its tuple), and is no longer present, was
  * evicted. The counters and the table are read a moment apart, so this is an
  * estimate and is clamped at 0.
  */
 static __u64 flows_evicted(const struct stats_sample *s)
 {
-	__u64 gone_without_eviction = s->counters[STAT_FLOW_EXPIRED] + s->flows_present;
+	__u64 gone_without_eviction = s->counters[STAT_FLOW_EXPIRED] +
+				      s->counters[STAT_FLOW_REMOVED] + s->flows_present;
 	__u64 created = s->counters[STAT_FLOW_CREATED];
 
 	return created > gone_without_eviction ? created - gone_without_eviction : 0;
