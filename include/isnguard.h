@@ -191,16 +191,23 @@ struct link_key {
 	__u32 pad;
 };
 
-enum link_xdp_mode {
-	LINK_XDP_NATIVE = 1,
-	LINK_XDP_SKB = 2,
+/* Where the peer's segments are translated. */
+enum link_ingress {
+	LINK_INGRESS_XDP_NATIVE = 1,
+	LINK_INGRESS_XDP_SKB = 2,
+	/*
+	 * clsact ingress, through the skb's own checksum state: for hosts that
+	 * forward what they receive with partial checksums (veth, GRO'd skbs),
+	 * which an XDP rewrite cannot keep right.
+	 */
+	LINK_INGRESS_TC = 3,
 };
 
 struct link_info {
 	char ifname[16];
-	__u32 xdp_mode;		/* enum link_xdp_mode */
-	__u32 xdp_prog_id;
-	__u32 tc_prog_id;
+	__u32 ingress;		/* enum link_ingress */
+	__u32 ingress_prog_id;
+	__u32 egress_prog_id;
 	__u32 pad;
 	__u64 attached_at;	/* CLOCK_REALTIME seconds */
 };

@@ -10,7 +10,7 @@ packages=(
 	libxdp-dev xdp-tools		# XDP attach through the dispatcher
 	libssl-dev			# OpenSSL reference MD5/SipHash
 	iproute2 tcpdump nftables	# namespaces, veth, captures, packet loss in end-to-end tests
-	util-linux openssl		# nsenter; the openssl tool cross-checks test streams
+	util-linux openssl ethtool	# nsenter; openssl cross-checks test streams; ethtool forces software checksums
 )
 
 if ! command -v dpkg-query >/dev/null; then

@@ -111,8 +111,8 @@ TEST(test_abi_link_records_match_btf)
 		MEMBER(link_key, netns_ino), MEMBER(link_key, ifindex), MEMBER(link_key, pad),
 	};
 	static const struct abi_member info_members[] = {
-		MEMBER(link_info, ifname), MEMBER(link_info, xdp_mode),
-		MEMBER(link_info, xdp_prog_id), MEMBER(link_info, tc_prog_id),
+		MEMBER(link_info, ifname), MEMBER(link_info, ingress),
+		MEMBER(link_info, ingress_prog_id), MEMBER(link_info, egress_prog_id),
 		MEMBER(link_info, pad), MEMBER(link_info, attached_at),
 	};
 

@@ -19,13 +19,15 @@
 
 #define MAX_FLOWS_LIMIT (1U << 26)
 
-enum { OPT_HASH = 'H', OPT_XDP_MODE = 'm', OPT_MAX_FLOWS = 'n', OPT_KEEP_STATE = 'k',
-       OPT_JSON = 'j', OPT_HELP = 'h' };
+enum { OPT_HASH = 'H', OPT_XDP_MODE = 'm', OPT_INGRESS = 'i', OPT_MAX_FLOWS = 'n',
+       OPT_KEEP_STATE = 'k', OPT_JSON = CLI_OPT_JSON, OPT_HELP = CLI_OPT_HELP };
 
 static const struct cli_option attach_options[] = {
 	{ "hash", required_argument, OPT_HASH, "MODE",
 	  "siphash (default), md5 or none; kept state keeps its mode unless given" },
 	{ "xdp-mode", required_argument, OPT_XDP_MODE, "MODE", "native (default) or skb" },
+	{ "ingress", required_argument, OPT_INGRESS, "HOOK",
+	  "xdp (default) or tc: tc keeps partial checksums right when the host forwards" },
 	{ "max-flows", required_argument, OPT_MAX_FLOWS, "N",
 	  "flow table size for new state (default 262144)" },
 	{ "help", no_argument, OPT_HELP, NULL, "show this help" },
@@ -55,7 +57,8 @@ int do_attach(int argc, char **argv)
 			   "'detach --keep-state', reuse it, so live connections keep working.",
 		.options = attach_options,
 	};
-	struct attach_request req = { .hash = -1, .xdp_mode = LINK_XDP_NATIVE };
+	struct attach_request req = { .hash = -1, .ingress = LINK_INGRESS_XDP_NATIVE };
+	bool tc_ingress = false, skb_mode = false;
 	const char *why;
 	uint32_t n;
 	int c, err;
@@ -70,11 +73,19 @@ int do_attach(int argc, char **argv)
 			break;
 		case OPT_XDP_MODE:
 			if (!strcmp(optarg, "native"))
-				req.xdp_mode = LINK_XDP_NATIVE;
+				skb_mode = false;
 			else if (!strcmp(optarg, "skb"))
-				req.xdp_mode = LINK_XDP_SKB;
+				skb_mode = true;
 			else
 				return cli_usage_error(&p, "unknown XDP mode '%s': use native or skb", optarg);
+			break;
+		case OPT_INGRESS:
+			if (!strcmp(optarg, "xdp"))
+				tc_ingress = false;
+			else if (!strcmp(optarg, "tc"))
+				tc_ingress = true;
+			else
+				return cli_usage_error(&p, "unknown ingress hook '%s': use xdp or tc", optarg);
 			break;
 		case OPT_MAX_FLOWS:
 			if (parse_u32(optarg, &n, &why))
@@ -94,6 +105,8 @@ int do_attach(int argc, char **argv)
 	err = take_ifname(&p, argc, argv, &req.ifname);
 	if (err)
 		return err;
+	req.ingress = tc_ingress ? LINK_INGRESS_TC
+				 : skb_mode ? LINK_INGRESS_XDP_SKB : LINK_INGRESS_XDP_NATIVE;
 	if (require_root("attach"))
 		return EXIT_RUNTIME;
 	return loader_attach(&req) ? EXIT_RUNTIME : 0;
@@ -173,9 +186,16 @@ static int read_links(struct status_link *links, int max)
 	return n;
 }
 
-static const char *xdp_mode_name(uint32_t mode)
+static const char *ingress_name(uint32_t ingress)
 {
-	return mode == LINK_XDP_SKB ? "skb" : "native";
+	switch (ingress) {
+	case LINK_INGRESS_XDP_SKB:
+		return "xdp-skb";
+	case LINK_INGRESS_TC:
+		return "tc";
+	default:
+		return "xdp-native";
+	}
 }
 
 /* "attached", "partly attached", "detached", or "other netns" (cannot be checked from here). */
@@ -183,9 +203,9 @@ static const char *link_state(const struct status_link *l)
 {
 	if (!l->here)
 		return "other-netns";
-	if (l->live.xdp && l->live.tc_egress)
+	if (l->live.ingress && l->live.egress)
 		return "attached";
-	if (l->live.xdp || l->live.tc_egress)
+	if (l->live.ingress || l->live.egress)
 		return "partly-attached";
 	return "detached";
 }
@@ -252,11 +272,11 @@ static void print_status_json(const struct status_link *links, int n,
 		jw_uint_field(&jw, "ifindex", links[i].key.ifindex);
 		jw_uint_field(&jw, "netns_inode", links[i].key.netns_ino);
 		jw_string_field(&jw, "state", link_state(&links[i]));
-		jw_string_field(&jw, "xdp_mode", xdp_mode_name(links[i].info.xdp_mode));
-		jw_uint_field(&jw, "xdp_prog_id", links[i].here ? links[i].live.xdp_prog_id
-							       : links[i].info.xdp_prog_id);
-		jw_uint_field(&jw, "tc_prog_id", links[i].here ? links[i].live.tc_prog_id
-							      : links[i].info.tc_prog_id);
+		jw_string_field(&jw, "ingress", ingress_name(links[i].info.ingress));
+		jw_uint_field(&jw, "ingress_prog_id", links[i].here ? links[i].live.ingress_prog_id
+								   : links[i].info.ingress_prog_id);
+		jw_uint_field(&jw, "egress_prog_id", links[i].here ? links[i].live.egress_prog_id
+								  : links[i].info.egress_prog_id);
 		jw_uint_field(&jw, "attached_at", links[i].info.attached_at);
 		jw_end_object(&jw);
 	}
@@ -270,7 +290,7 @@ static void print_status_text(const struct status_link *links, int n,
 {
 	printf("state     %s\n", pin_dir());
 	printf("hash      %s (new flows)\n", isn_hash_name(cfg->hash));
-	printf("key       set (write-only map: not readable)\n");
+	printf("key       set (never shown: isnguard opens it write-only)\n");
 	printf("flows     %u of %u\n", entries, max_entries);
 	printf("timeouts  opening %us, established %us, closing %us, closed %us\n",
 	       cfg->timeout_opening, cfg->timeout_established, cfg->timeout_closing,
@@ -280,8 +300,8 @@ static void print_status_text(const struct status_link *links, int n,
 		time_t t = (time_t)links[i].info.attached_at;
 
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&t));
-		printf("iface     %-15s %-15s xdp %-6s since %s\n", links[i].info.ifname,
-		       link_state(&links[i]), xdp_mode_name(links[i].info.xdp_mode), when);
+		printf("iface     %-15s %-15s ingress %-10s since %s\n", links[i].info.ifname,
+		       link_state(&links[i]), ingress_name(links[i].info.ingress), when);
 	}
 }
 

@@ -3,6 +3,8 @@
 #include <net/if.h>
 #include <stdio.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -38,9 +40,9 @@ static void libbpf_message(char *buf, size_t len, int err)
 		snprintf(buf, len, "%s", strerror(-err));
 }
 
-static enum xdp_attach_mode xdp_mode_of(enum link_xdp_mode mode)
+static enum xdp_attach_mode xdp_mode_of(enum link_ingress ingress)
 {
-	return mode == LINK_XDP_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE;
+	return ingress == LINK_INGRESS_XDP_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE;
 }
 
 /* --- what is attached --------------------------------------------------- */
@@ -87,12 +89,12 @@ static struct xdp_program *xdp_find(int ifindex, struct xdp_multiprog **mp_out)
 	return prog;
 }
 
-static void tc_egress_hook(struct bpf_tc_hook *hook, int ifindex)
+static void tc_hook(struct bpf_tc_hook *hook, int ifindex, enum bpf_tc_attach_point point)
 {
 	memset(hook, 0, sizeof(*hook));
 	hook->sz = sizeof(*hook);
 	hook->ifindex = ifindex;
-	hook->attach_point = BPF_TC_EGRESS;
+	hook->attach_point = point;
 }
 
 static void tc_filter_opts(struct bpf_tc_opts *opts)
@@ -103,28 +105,39 @@ static void tc_filter_opts(struct bpf_tc_opts *opts)
 	opts->priority = ISN_TC_PRIORITY;
 }
 
+/* The program id of our filter on one clsact hook, or 0. */
+static uint32_t tc_query(int ifindex, enum bpf_tc_attach_point point)
+{
+	struct bpf_tc_hook hook;
+	struct bpf_tc_opts opts;
+
+	tc_hook(&hook, ifindex, point);
+	tc_filter_opts(&opts);
+	if (bpf_tc_query(&hook, &opts) || !prog_name_is(opts.prog_id, TC_PROG_NAME_PREFIX))
+		return 0;
+	return opts.prog_id;
+}
+
 int loader_query(int ifindex, struct attachment *att)
 {
 	struct xdp_multiprog *mp;
 	struct xdp_program *prog;
-	struct bpf_tc_hook hook;
-	struct bpf_tc_opts opts;
 
 	memset(att, 0, sizeof(*att));
 	prog = xdp_find(ifindex, &mp);
 	if (prog) {
-		att->xdp = true;
-		att->xdp_prog_id = xdp_program__id(prog);
-		att->xdp_mode = xdp_multiprog__attach_mode(mp) == XDP_MODE_SKB ? LINK_XDP_SKB
-									   : LINK_XDP_NATIVE;
+		att->ingress = true;
+		att->ingress_prog_id = xdp_program__id(prog);
+		att->ingress_kind = xdp_multiprog__attach_mode(mp) == XDP_MODE_SKB
+					    ? LINK_INGRESS_XDP_SKB : LINK_INGRESS_XDP_NATIVE;
 		xdp_multiprog__close(mp);
+	} else {
+		att->ingress_prog_id = tc_query(ifindex, BPF_TC_INGRESS);
+		att->ingress = att->ingress_prog_id != 0;
+		att->ingress_kind = LINK_INGRESS_TC;
 	}
-	tc_egress_hook(&hook, ifindex);
-	tc_filter_opts(&opts);
-	if (!bpf_tc_query(&hook, &opts) && prog_name_is(opts.prog_id, TC_PROG_NAME_PREFIX)) {
-		att->tc_egress = true;
-		att->tc_prog_id = opts.prog_id;
-	}
+	att->egress_prog_id = tc_query(ifindex, BPF_TC_EGRESS);
+	att->egress = att->egress_prog_id != 0;
 	return 0;
 }
 
@@ -182,13 +195,13 @@ static int write_fresh_key(struct isnguard *skel)
 }
 
 static int record_link(struct isnguard *skel, const struct attach_request *req, int ifindex,
-		       uint32_t xdp_prog_id, uint32_t tc_prog_id)
+		       uint32_t ingress_prog_id, uint32_t egress_prog_id)
 {
 	struct link_key key = { .netns_ino = netns_inode(), .ifindex = (uint32_t)ifindex };
 	struct link_info info = {
-		.xdp_mode = req->xdp_mode,
-		.xdp_prog_id = xdp_prog_id,
-		.tc_prog_id = tc_prog_id,
+		.ingress = req->ingress,
+		.ingress_prog_id = ingress_prog_id,
+		.egress_prog_id = egress_prog_id,
 		.attached_at = (uint64_t)time(NULL),
 	};
 
@@ -253,25 +266,57 @@ static void remove_state(void)
 	rmdir(pin_dir());
 }
 
-/* Forgets ifindex in isn_links; returns how many attachments remain, or -errno. */
+/*
+ * Forgets ifindex in isn_links, and every record of this network namespace
+ * whose interface has gone or holds nothing of ours any more (deleted
+ * interfaces take their programs with them). Returns how many attachments
+ * remain, or -errno.
+ */
 static int forget_link(int ifindex)
 {
-	struct link_key key = { .netns_ino = netns_inode(), .ifindex = (uint32_t)ifindex };
-	struct link_key cur, next;
+	struct link_key cur, next, stale[ISN_MAX_LINKS];
+	uint64_t here = netns_inode();
 	int fd = pinned_map_open(ISN_MAP_LINKS);
-	int remaining = 0;
+	int remaining = 0, nstale = 0;
 	void *prev = NULL;
 
 	if (fd < 0)
 		return fd == -ENOENT ? 0 : fd;
-	bpf_map_delete_elem(fd, &key);
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		remaining++;
+		struct attachment att;
+
 		cur = next;
 		prev = &cur;
+		if (cur.netns_ino == here &&
+		    ((int)cur.ifindex == ifindex ||
+		     (loader_query((int)cur.ifindex, &att), !att.ingress && !att.egress))) {
+			if (nstale < ISN_MAX_LINKS)
+				stale[nstale++] = cur;
+			continue;
+		}
+		remaining++;
 	}
+	for (int i = 0; i < nstale; i++)
+		bpf_map_delete_elem(fd, &stale[i]);
 	close(fd);
 	return remaining;
+}
+
+/*
+ * One attach or detach at a time: two first attaches would otherwise each
+ * create state, and the loser's undo could remove the winner's pins.
+ */
+static int state_lock(const char *cmd)
+{
+	int fd = open("/sys/fs/bpf", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0 || flock(fd, LOCK_EX)) {
+		cli_error("%s: lock /sys/fs/bpf: %s", cmd, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /* --- attach / detach ---------------------------------------------------- */
@@ -316,11 +361,11 @@ static int pick_max_flows(const struct attach_request *req, bool fresh, uint32_t
 	return 0;
 }
 
-static void report_xdp_error(const char *ifname, int err, enum link_xdp_mode mode)
+static void report_xdp_error(const char *ifname, int err, enum link_ingress ingress)
 {
 	char msg[128];
 
-	if (err == -EOPNOTSUPP && mode == LINK_XDP_NATIVE) {
+	if (err == -EOPNOTSUPP && ingress == LINK_INGRESS_XDP_NATIVE) {
 		cli_error("attach %s: the driver has no native XDP (try --xdp-mode skb)", ifname);
 		return;
 	}
@@ -328,51 +373,122 @@ static void report_xdp_error(const char *ifname, int err, enum link_xdp_mode mod
 	cli_error("attach %s: XDP attach failed: %s", ifname, msg);
 }
 
-static int attach_tc_egress(struct isnguard *skel, int ifindex, bool *created_hook,
-			    uint32_t *prog_id)
+/* Our filter on one clsact hook; *created_hook tells whether clsact was made here. */
+static int attach_tc(int ifindex, enum bpf_tc_attach_point point, struct bpf_program *prog,
+		     bool *created_hook, uint32_t *prog_id)
 {
 	struct bpf_tc_hook hook;
 	struct bpf_tc_opts opts;
 	int err;
 
-	tc_egress_hook(&hook, ifindex);
+	tc_hook(&hook, ifindex, point);
 	err = bpf_tc_hook_create(&hook);
-	*created_hook = err == 0;
-	if (err && err != -EEXIST)
+	if (err == 0)
+		*created_hook = true;
+	else if (err != -EEXIST)
 		return err;
 	tc_filter_opts(&opts);
-	opts.prog_fd = bpf_program__fd(skel->progs.isnguard_tc_egress);
+	opts.prog_fd = bpf_program__fd(prog);
 	err = bpf_tc_attach(&hook, &opts);
-	if (err && *created_hook) {
-		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
-		bpf_tc_hook_destroy(&hook);
-		*created_hook = false;
-	}
 	*prog_id = opts.prog_id;
 	return err;
 }
 
-int loader_attach(const struct attach_request *req)
+static void detach_tc(int ifindex, enum bpf_tc_attach_point point)
+{
+	struct bpf_tc_hook hook;
+	struct bpf_tc_opts opts;
+
+	tc_hook(&hook, ifindex, point);
+	tc_filter_opts(&opts);
+	bpf_tc_detach(&hook, &opts);
+}
+
+/* Removes the clsact qdisc this attach created (and so nobody else uses yet). */
+static void destroy_created_hook(int ifindex, bool created_hook)
+{
+	struct bpf_tc_hook hook;
+
+	if (!created_hook)
+		return;
+	tc_hook(&hook, ifindex, BPF_TC_INGRESS | BPF_TC_EGRESS);
+	bpf_tc_hook_destroy(&hook);
+}
+
+/* Loads the object and attaches the ingress program, XDP through libxdp or tc. */
+static int attach_ingress(struct isnguard *skel, const struct attach_request *req, int ifindex,
+			  struct xdp_program **xdp_prog, bool *created_hook, uint32_t *prog_id)
+{
+	char msg[128];
+	int err;
+
+	if (req->ingress == LINK_INGRESS_TC) {
+		bpf_program__set_autoload(skel->progs.isnguard_xdp, false);
+		err = isnguard__load(skel);
+		if (!err)
+			err = attach_tc(ifindex, BPF_TC_INGRESS, skel->progs.isnguard_tc_ingress,
+					created_hook, prog_id);
+		if (err) {
+			libbpf_message(msg, sizeof(msg), err);
+			cli_error("attach %s: tc ingress attach failed: %s", req->ifname, msg);
+		}
+		return err;
+	}
+
+	bpf_program__set_autoload(skel->progs.isnguard_tc_ingress, false);
+	*xdp_prog = xdp_program__from_bpf_obj(skel->obj, "xdp");
+	err = (int)libxdp_get_error(*xdp_prog);
+	if (err) {
+		*xdp_prog = NULL;
+		libbpf_message(msg, sizeof(msg), err);
+		cli_error("attach %s: prepare the XDP program: %s", req->ifname, msg);
+		return err;
+	}
+	xdp_program__set_run_prio(*xdp_prog, ISN_XDP_RUN_PRIO);
+	xdp_program__set_chain_call_enabled(*xdp_prog, XDP_PASS, true);
+	/* Loads the object (with the reused maps) and attaches. */
+	err = xdp_program__attach(*xdp_prog, ifindex, xdp_mode_of(req->ingress), 0);
+	if (err) {
+		report_xdp_error(req->ifname, err, req->ingress);
+		return err;
+	}
+	*prog_id = xdp_program__id(*xdp_prog);
+	return 0;
+}
+
+static void detach_ingress(const struct attach_request *req, int ifindex,
+			   struct xdp_program *xdp_prog)
+{
+	if (req->ingress == LINK_INGRESS_TC)
+		detach_tc(ifindex, BPF_TC_INGRESS);
+	else if (xdp_prog)
+		xdp_program__detach(xdp_prog, ifindex, xdp_mode_of(req->ingress), 0);
+}
+
+static const char *ingress_name(enum link_ingress ingress)
+{
+	switch (ingress) {
+	case LINK_INGRESS_XDP_SKB:
+		return "xdp skb";
+	case LINK_INGRESS_TC:
+		return "tc";
+	default:
+		return "xdp native";
+	}
+}
+
+static int attach_locked(const struct attach_request *req, int ifindex)
 {
 	struct xdp_program *xdp_prog = NULL;
 	struct isnguard *skel = NULL;
 	struct attachment att;
-	uint32_t max_flows, tc_prog_id = 0;
-	bool fresh, created_hook = false;
-	int ifindex, err;
+	uint32_t max_flows, ingress_id = 0, egress_id = 0;
+	bool fresh, created_hook = false, ingress_attached = false;
 	char msg[128];
+	int err;
 
-	ifindex = resolve_ifindex("attach", req->ifname);
-	if (ifindex < 0)
-		return ifindex;
-	err = bpffs_ensure();
-	if (err) {
-		cli_error("attach %s: no bpffs on /sys/fs/bpf and mounting one failed: %s",
-			  req->ifname, strerror(-err));
-		return err;
-	}
 	loader_query(ifindex, &att);
-	if (att.xdp || att.tc_egress) {
+	if (att.ingress || att.egress) {
 		cli_error("attach %s: already attached (run 'isnguard detach %s' first)",
 			  req->ifname, req->ifname);
 		return -EEXIST;
@@ -392,39 +508,24 @@ int loader_attach(const struct attach_request *req)
 		err = -errno;
 		libbpf_message(msg, sizeof(msg), err);
 		cli_error("attach %s: open the BPF object: %s", req->ifname, msg);
-		goto undo_state;
+		goto undo;
 	}
 	bpf_map__set_max_entries(skel->maps.isn_flows, max_flows);
 	err = reuse_pinned_maps(skel);
 	if (err) {
 		libbpf_message(msg, sizeof(msg), err);
 		cli_error("attach %s: reuse the pinned maps in %s: %s", req->ifname, pin_dir(), msg);
-		goto undo_state;
+		goto undo;
 	}
-	/* tc ingress is the datapath's XDP-less variant, for tests; not loaded here. */
-	bpf_program__set_autoload(skel->progs.isnguard_tc_ingress, false);
-
-	xdp_prog = xdp_program__from_bpf_obj(skel->obj, "xdp");
-	err = (int)libxdp_get_error(xdp_prog);
-	if (err) {
-		xdp_prog = NULL;
-		libbpf_message(msg, sizeof(msg), err);
-		cli_error("attach %s: prepare the XDP program: %s", req->ifname, msg);
-		goto undo_state;
-	}
-	xdp_program__set_run_prio(xdp_prog, ISN_XDP_RUN_PRIO);
-	xdp_program__set_chain_call_enabled(xdp_prog, XDP_PASS, true);
-	/* Loads the object (with the reused maps) and attaches ingress. */
-	err = xdp_program__attach(xdp_prog, ifindex, xdp_mode_of(req->xdp_mode), 0);
-	if (err) {
-		report_xdp_error(req->ifname, err, req->xdp_mode);
-		goto undo_state;
-	}
+	err = attach_ingress(skel, req, ifindex, &xdp_prog, &created_hook, &ingress_id);
+	if (err)
+		goto undo;
+	ingress_attached = true;
 	err = pin_new_maps(skel);
 	if (err) {
 		libbpf_message(msg, sizeof(msg), err);
 		cli_error("attach %s: pin the maps in %s: %s", req->ifname, pin_dir(), msg);
-		goto undo_xdp;
+		goto undo;
 	}
 
 	/* Key and mode before egress attaches: no SYN may leave with an unset key. */
@@ -433,45 +534,57 @@ int loader_attach(const struct attach_request *req)
 		err = write_config(skel, req->hash, fresh);
 	if (err) {
 		cli_error("attach %s: initialise key and config: %s", req->ifname, strerror(-err));
-		goto undo_xdp;
+		goto undo;
 	}
-	err = attach_tc_egress(skel, ifindex, &created_hook, &tc_prog_id);
+	err = attach_tc(ifindex, BPF_TC_EGRESS, skel->progs.isnguard_tc_egress, &created_hook,
+			&egress_id);
 	if (err) {
 		libbpf_message(msg, sizeof(msg), err);
 		cli_error("attach %s: tc egress attach failed: %s", req->ifname, msg);
-		goto undo_xdp;
+		goto undo;
 	}
-	err = record_link(skel, req, ifindex, xdp_program__id(xdp_prog), tc_prog_id);
+	err = record_link(skel, req, ifindex, ingress_id, egress_id);
 	if (err) {
 		cli_error("attach %s: record the attachment: %s", req->ifname, strerror(-err));
-		goto undo_tc;
+		detach_tc(ifindex, BPF_TC_EGRESS);
+		goto undo;
 	}
-	printf("attached to %s: xdp %s, tc egress, flow table %u entries (%s)\n", req->ifname,
-	       req->xdp_mode == LINK_XDP_SKB ? "skb" : "native", max_flows,
+	printf("attached to %s: ingress %s, egress tc, flow table %u entries (%s)\n", req->ifname,
+	       ingress_name(req->ingress), max_flows,
 	       fresh ? "new state, fresh key" : "kept state and key");
 	xdp_program__close(xdp_prog);
 	isnguard__destroy(skel);
 	return 0;
 
-undo_tc: {
-		struct bpf_tc_hook hook;
-		struct bpf_tc_opts opts;
-
-		tc_egress_hook(&hook, ifindex);
-		tc_filter_opts(&opts);
-		bpf_tc_detach(&hook, &opts);
-		if (created_hook) {
-			hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
-			bpf_tc_hook_destroy(&hook);
-		}
-	}
-undo_xdp:
-	xdp_program__detach(xdp_prog, ifindex, xdp_mode_of(req->xdp_mode), 0);
-undo_state:
+undo:
+	if (ingress_attached)
+		detach_ingress(req, ifindex, xdp_prog);
+	destroy_created_hook(ifindex, created_hook);
 	if (fresh)
 		remove_state();
 	xdp_program__close(xdp_prog);
 	isnguard__destroy(skel);
+	return err;
+}
+
+int loader_attach(const struct attach_request *req)
+{
+	int ifindex, lock, err;
+
+	ifindex = resolve_ifindex("attach", req->ifname);
+	if (ifindex < 0)
+		return ifindex;
+	err = bpffs_ensure();
+	if (err) {
+		cli_error("attach %s: no bpffs on /sys/fs/bpf and mounting one failed: %s",
+			  req->ifname, strerror(-err));
+		return err;
+	}
+	lock = state_lock("attach");
+	if (lock < 0)
+		return -EBUSY;
+	err = attach_locked(req, ifindex);
+	close(lock);
 	return err;
 }
 
@@ -496,31 +609,30 @@ static int detach_xdp(const char *ifname, int ifindex)
 	return err;
 }
 
-int loader_detach(const char *ifname, bool keep_state)
+static int detach_locked(const char *ifname, int ifindex, bool keep_state)
 {
 	struct attachment att;
-	struct bpf_tc_hook hook;
-	struct bpf_tc_opts opts;
-	int ifindex, err = 0, remaining;
+	int err = 0, remaining;
 
-	ifindex = resolve_ifindex("detach", ifname);
-	if (ifindex < 0)
-		return ifindex;
-	bpffs_ensure();
 	loader_query(ifindex, &att);
-	if (!att.xdp && !att.tc_egress) {
+	if (!att.ingress && !att.egress) {
 		cli_error("detach %s: not attached", ifname);
 		return -ENOENT;
 	}
 	/* Egress first: from here on no SYN gets a keyed ISN on this interface. */
-	if (att.tc_egress) {
-		tc_egress_hook(&hook, ifindex);
+	if (att.egress) {
+		struct bpf_tc_hook hook;
+		struct bpf_tc_opts opts;
+
+		tc_hook(&hook, ifindex, BPF_TC_EGRESS);
 		tc_filter_opts(&opts);
 		err = bpf_tc_detach(&hook, &opts);
 		if (err)
 			cli_error("detach %s: tc egress detach failed: %s", ifname, strerror(-err));
 	}
-	if (att.xdp && detach_xdp(ifname, ifindex))
+	if (att.ingress && att.ingress_kind == LINK_INGRESS_TC)
+		detach_tc(ifindex, BPF_TC_INGRESS);
+	else if (att.ingress && detach_xdp(ifname, ifindex))
 		err = -EIO;
 	if (err)
 		return err;
@@ -532,4 +644,20 @@ int loader_detach(const char *ifname, bool keep_state)
 	       keep_state ? "state kept" : remaining > 0 ? "state kept for other interfaces"
 							 : "state removed");
 	return 0;
+}
+
+int loader_detach(const char *ifname, bool keep_state)
+{
+	int ifindex, lock, err;
+
+	ifindex = resolve_ifindex("detach", ifname);
+	if (ifindex < 0)
+		return ifindex;
+	bpffs_ensure();
+	lock = state_lock("detach");
+	if (lock < 0)
+		return -EBUSY;
+	err = detach_locked(ifname, ifindex, keep_state);
+	close(lock);
+	return err;
 }

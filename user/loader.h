@@ -22,16 +22,16 @@
 struct attach_request {
 	const char *ifname;
 	int hash;			/* enum isn_hash, or -1 to keep/default */
-	enum link_xdp_mode xdp_mode;
+	enum link_ingress ingress;
 	uint32_t max_flows;		/* 0: keep the existing table's size, or the default */
 };
 
 struct attachment {
-	bool xdp;			/* our program runs in XDP on the interface */
-	bool tc_egress;			/* our filter is on clsact egress */
-	uint32_t xdp_prog_id;
-	uint32_t tc_prog_id;
-	enum link_xdp_mode xdp_mode;
+	bool ingress;			/* our ingress program is attached (XDP or tc) */
+	bool egress;			/* our filter is on clsact egress */
+	enum link_ingress ingress_kind;
+	uint32_t ingress_prog_id;
+	uint32_t egress_prog_id;
 };
 
 /* Errors are reported on stderr as one line; returns 0 or -errno. */

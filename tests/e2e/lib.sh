@@ -274,6 +274,25 @@ syn_isn_from_capture() { # FILE [SRC]
 		}'
 }
 
+# Every receiver verifies TCP checksums in software: senders compute them in
+# full (tx offload off: a veth otherwise hands on CHECKSUM_PARTIAL packets,
+# which receivers trust unchecked) and A and B check them (rx offload off).
+# A checksum the datapath got wrong then shows as TcpInCsumErrors.
+csum_strict_on() {
+	require_cmd ethtool
+	in_ns "$NS_A" ethtool -K "$IF_A" tx off rx off >/dev/null || fail "ethtool on $IF_A"
+	in_ns "$NS_B" ethtool -K "$IF_B" tx off rx off >/dev/null || fail "ethtool on $IF_B"
+	in_ns "$NS_M" ethtool -K "$IF_MA" tx off >/dev/null || fail "ethtool on $IF_MA"
+	in_ns "$NS_M" ethtool -K "$IF_MB" tx off >/dev/null || fail "ethtool on $IF_MB"
+	log "checksums: computed in full by senders, verified in software by A and B"
+}
+
+assert_no_csum_errors() { # NS NAME
+	local errs
+	errs=$(nstat_get "$1" TcpInCsumErrors)
+	assert_eq "${errs:-0}" 0 "TCP checksum errors seen by $2"
+}
+
 # ---- processes ----
 
 # Runs CMD in NS in the background, stdout to $E2E_WORK/NAME.out, stderr to NAME.err.

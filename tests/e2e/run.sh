@@ -117,6 +117,7 @@ check_bulk_with_loss() { # FAMILY
 	b=$(addr_of B "$fam")
 	require_cmd nft
 	setup_guarded
+	csum_strict_on
 	loss_on 1
 	t0=$(mono_ns)
 	transfer "$NS_B" "$NS_A" "$(ep "$fam" "$b" $PORT)" 100M 200
@@ -127,6 +128,8 @@ check_bulk_with_loss() { # FAMILY
 	nstat_report "$NS_A" A
 	nstat_report "$NS_B" B
 	assert_transfer_intact 100M client
+	assert_no_csum_errors "$NS_A" A
+	assert_no_csum_errors "$NS_B" B
 	assert_gt "$(loss_dropped)" 0 "packets dropped by the loss rule"
 	assert_gt "$(nstat_get "$NS_A" TcpRetransSegs)" 0 "A's retransmitted segments"
 	is_baseline && return 0
@@ -137,6 +140,10 @@ check_bulk_with_loss() { # FAMILY
 
 test_bulk_100mib_each_way_with_loss_ipv4() { check_bulk_with_loss 4; }
 test_bulk_100mib_each_way_with_loss_ipv6() { check_bulk_with_loss 6; }
+# The same with the ingress program on clsact instead of XDP (attach --ingress tc).
+test_bulk_100mib_each_way_with_loss_tc_ingress_ipv4() {
+	E2E_ATTACH_ARGS="$E2E_ATTACH_ARGS --ingress tc" check_bulk_with_loss 4
+}
 
 test_200_concurrent_connections() {
 	local conns=200 i established=0 count t0 t1
