@@ -580,6 +580,10 @@ int loader_attach(const struct attach_request *req)
 			  req->ifname, strerror(-err));
 		return err;
 	}
+	if (pin_dir_is_private())
+		fprintf(stderr, "%s: warning: %s is a bpffs private to this mount namespace (as under "
+			"'ip netns exec'): the state pinned there vanishes with this command; run "
+			"isnguard with 'nsenter --net=/run/netns/NAME' instead\n", PROG_NAME, pin_dir());
 	lock = state_lock("attach");
 	if (lock < 0)
 		return -EBUSY;

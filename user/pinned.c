@@ -37,6 +37,9 @@ static bool is_bpffs(const char *path)
 	return statfs(path, &st) == 0 && st.f_type == BPF_FS_MAGIC;
 }
 
+/* Set when this process had to mount the bpffs itself. */
+static bool mounted_bpffs;
+
 int bpffs_ensure(void)
 {
 	if (is_bpffs(BPFFS_ROOT))
@@ -45,7 +48,30 @@ int bpffs_ensure(void)
 		return -errno;
 	if (mount("bpf", BPFFS_ROOT, "bpf", 0, "mode=0700"))
 		return -errno;
+	mounted_bpffs = true;
 	return 0;
+}
+
+/* False only when this is provably the init mount namespace. */
+static bool maybe_private_mount_ns(void)
+{
+	struct stat self, init;
+
+	if (stat("/proc/self/ns/mnt", &self) || stat("/proc/1/ns/mnt", &init))
+		return true;
+	return self.st_ino != init.st_ino;
+}
+
+/*
+ * Whether the state directory sits on a bpffs this process mounted in a
+ * private mount namespace, as under `ip netns exec`: it gives each command a
+ * fresh /sys, and the pins in its bpffs go away with the command.
+ */
+bool pin_dir_is_private(void)
+{
+	if (strncmp(pin_dir(), BPFFS_ROOT "/", strlen(BPFFS_ROOT) + 1))
+		return false;
+	return mounted_bpffs && maybe_private_mount_ns();
 }
 
 int pinned_map_open(const char *name)
@@ -85,7 +111,10 @@ void report_open_error(const char *cmd, const char *name, int err)
 	char path[256];
 
 	pin_path(path, sizeof(path), name);
-	if (err == -ENOENT)
+	if (err == -ENOENT && pin_dir_is_private())
+		cli_error("%s: not attached (no %s in the private bpffs of this mount namespace: "
+			  "use 'nsenter --net=/run/netns/NAME' rather than 'ip netns exec')", cmd, path);
+	else if (err == -ENOENT)
 		cli_error("%s: not attached (no %s)", cmd, path);
 	else
 		cli_error("%s: open %s: %s", cmd, path, strerror(-err));

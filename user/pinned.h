@@ -17,6 +17,9 @@ int pin_path(char *buf, size_t len, const char *name);
 /* Mounts bpffs on /sys/fs/bpf when it is not one (as under `ip netns exec`). */
 int bpffs_ensure(void);
 
+/* True when the pin directory's bpffs is private to this mount namespace (ip netns exec). */
+bool pin_dir_is_private(void);
+
 /*
  * Opens a pinned map by name (the key map write-only). Returns an fd, or
  * -ENOENT when isnguard holds no state there, or another -errno.
