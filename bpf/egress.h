@@ -102,12 +102,12 @@ static __always_inline struct flow_state *egress_flow_start(const struct flow_ke
 		.last_seen_ns = now,
 	};
 
-	if (bpf_map_update_elem(&isn_flows, fk, &fresh, BPF_NOEXIST))
+	if (bpf_map_update_elem(&isn_opening, fk, &fresh, BPF_NOEXIST))
 		return NULL;
-	st = bpf_map_lookup_elem(&isn_flows, fk);
+	st = bpf_map_lookup_elem(&isn_opening, fk);
 	if (!st)
 		return NULL;
-	flow_timer_init(st);
+	flow_timer_init(st, &isn_opening);
 	stat_inc(STAT_FLOW_CREATED);
 	return st;
 }
@@ -119,6 +119,7 @@ static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt
 	__u32 open_flag = synack ? FLOW_F_PASSIVE_OPEN : FLOW_F_ACTIVE_OPEN;
 	struct flow_state *st;
 	struct tcp_opts opts;
+	bool opening;
 	__be32 seq;
 	__u32 host_isn;
 	__u64 now;
@@ -127,7 +128,8 @@ static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt
 	tcpopt_walk(c, pkt, &opts);
 	if (opts.is_signed) {
 		/* Never rewritten; forget any earlier flow on this tuple so nothing is translated. */
-		if (bpf_map_delete_elem(&isn_flows, fk) == 0)
+		if (bpf_map_delete_elem(&isn_flows, fk) == 0 ||
+		    bpf_map_delete_elem(&isn_opening, fk) == 0)
 			stat_inc(STAT_FLOW_REMOVED);
 		return STAT_PASS_TCP_SIGNED;
 	}
@@ -136,7 +138,7 @@ static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt
 	host_isn = bpf_ntohl(seq);
 	now = bpf_ktime_get_ns();	/* the one precise clock read: M needs 4 us */
 
-	st = bpf_map_lookup_elem(&isn_flows, fk);
+	st = flow_lookup(fk, &opening);
 	if (st && st->host_isn == host_isn && !(st->flags & FLOW_F_HOST_DONE)) {
 		/*
 		 * The same host ISN on a connection the host has not ended: a
@@ -164,6 +166,7 @@ static __always_inline int datapath_egress(const struct ctx *c)
 	struct flow_state *st;
 	struct flow_key fk;
 	struct pkt pkt = {};
+	bool opening;
 	__u32 seen = 0;
 	int err;
 
@@ -175,7 +178,7 @@ static __always_inline int datapath_egress(const struct ctx *c)
 	if (pkt.tcp_flags & TCPF_SYN)
 		return egress_syn(c, &pkt, &fk);
 
-	st = bpf_map_lookup_elem(&isn_flows, &fk);
+	st = flow_lookup(&fk, &opening);
 	if (!st)
 		return STAT_PASS_UNTRACKED;
 	if (tcp_shift_field(c, &pkt, pkt.l4_off + TCP_SEQ_OFF, st->seq_delta))

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The flow table: one LRU hash shared by egress and ingress, keyed by the
- * connection as the protected host sees it. Each entry carries a bpf_timer
+ * The flow tables, shared by egress and ingress and keyed by the connection
+ * as the protected host sees it: isn_opening holds handshakes, isn_flows the
+ * connections the peer has acknowledged (include/isnguard.h says why they
+ * are apart). A flow moves from one to the other once. Each entry carries a bpf_timer
  * that removes it once it has been idle longer than its phase allows, so
  * closed flows never pile up waiting for LRU pressure. An LRU eviction of a
  * live entry cannot be seen here; userspace derives it from the counters
@@ -26,6 +28,26 @@ struct {
 	__type(key, struct flow_key);
 	__type(value, struct flow_state);
 } isn_flows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, ISN_OPENING_MIN * 64);	/* set by the loader from --max-flows */
+	__type(key, struct flow_key);
+	__type(value, struct flow_state);
+} isn_opening SEC(".maps");
+
+/* A flow's entry, established ones first; *opening tells which table it is in. */
+static __always_inline struct flow_state *flow_lookup(const struct flow_key *fk, bool *opening)
+{
+	struct flow_state *st = bpf_map_lookup_elem(&isn_flows, fk);
+
+	*opening = false;
+	if (st)
+		return st;
+	st = bpf_map_lookup_elem(&isn_opening, fk);
+	*opening = st != NULL;
+	return st;
+}
 
 /* The key of a connection; local is the protected host. Addresses are 4 or 16 bytes. */
 static __always_inline void flow_key_fill(struct flow_key *fk, __u8 family,
@@ -99,10 +121,10 @@ static __always_inline void flow_timer_arm(struct flow_state *st)
 		stat_inc(STAT_FLOW_TIMER_ERROR);
 }
 
-/* First-time timer set-up of a new entry. */
-static __always_inline void flow_timer_init(struct flow_state *st)
+/* First-time timer set-up of a new entry of map (isn_flows or isn_opening). */
+static __always_inline void flow_timer_init(struct flow_state *st, void *map)
 {
-	if (bpf_timer_init(&st->timer, &isn_flows, CLOCK_MONOTONIC) ||
+	if (bpf_timer_init(&st->timer, map, CLOCK_MONOTONIC) ||
 	    bpf_timer_set_callback(&st->timer, flow_timer_fire)) {
 		stat_inc(STAT_FLOW_TIMER_ERROR);
 		return;
@@ -129,6 +151,35 @@ static __always_inline void flow_note(struct flow_state *st, __u32 new_flags, __
 	old = __sync_fetch_and_or(&st->flags, new_flags);
 	if (flow_phase_of(old) != flow_phase_of(old | new_flags))
 		flow_timer_arm(st);
+}
+
+/*
+ * The peer has acknowledged the host's ISN: the flow leaves the handshake
+ * table for the flow table, with a timer of its own there. On failure it
+ * stays where it is, established, and lives on as before.
+ */
+static __always_inline void flow_promote(const struct flow_key *fk, struct flow_state *st,
+					 __u32 seen, __u64 now)
+{
+	struct flow_state moved = {
+		.seq_delta = st->seq_delta,
+		.host_isn = st->host_isn,
+		.wire_isn = st->wire_isn,
+		.flags = st->flags | seen,
+		.hash = st->hash,
+		.created_ns = st->created_ns,
+		.last_seen_ns = now,
+	};
+	struct flow_state *entry;
+
+	if (bpf_map_update_elem(&isn_flows, fk, &moved, BPF_NOEXIST) ||
+	    !(entry = bpf_map_lookup_elem(&isn_flows, fk))) {
+		flow_note(st, seen, now);
+		return;
+	}
+	flow_timer_init(entry, &isn_flows);
+	bpf_map_delete_elem(&isn_opening, fk);
+	stat_inc(STAT_FLOW_PROMOTED);
 }
 
 #endif /* ISNGUARD_BPF_FLOW_H */

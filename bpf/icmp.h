@@ -70,6 +70,7 @@ static __always_inline int ingress_icmp(const struct ctx *c, const struct pkt *p
 {
 	struct flow_state *st;
 	struct flow_key fk;
+	bool opening;
 	__u32 inner_l4;
 	__be32 seq;
 	__u8 *type;
@@ -81,7 +82,7 @@ static __always_inline int ingress_icmp(const struct ctx *c, const struct pkt *p
 		return STAT_PASS_ICMP;
 	if (icmp_quoted_flow(c, pkt, &fk, &inner_l4))
 		return STAT_PASS_ICMP;
-	st = bpf_map_lookup_elem(&isn_flows, &fk);
+	st = flow_lookup(&fk, &opening);
 	if (!st)
 		return STAT_PASS_ICMP;
 	if (ctx_load_be32(c, inner_l4 + TCP_SEQ_OFF, &seq))

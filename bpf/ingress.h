@@ -49,12 +49,13 @@ static __always_inline int ingress_tcp(const struct ctx *c, const struct pkt *pk
 	struct flow_state *st;
 	struct flow_key fk;
 	__u32 seen = 0, host_ack;
+	bool opening;
 	__be32 ack;
 	int blocks;
 
 	if (tcp_flow_key(c, pkt, false, &fk))
 		return STAT_PASS_TRUNCATED;
-	st = bpf_map_lookup_elem(&isn_flows, &fk);
+	st = flow_lookup(&fk, &opening);
 	if (!st)
 		return STAT_PASS_UNTRACKED;
 	if (pkt->tcp_flags & TCPF_FIN)
@@ -82,7 +83,10 @@ static __always_inline int ingress_tcp(const struct ctx *c, const struct pkt *pk
 	/* Serial-number compare (RFC 1982): the peer has acknowledged the host's SYN. */
 	if ((__s32)(host_ack - (st->host_isn + 1)) >= 0)
 		seen |= FLOW_F_ESTABLISHED;
-	flow_note(st, seen, bpf_ktime_get_coarse_ns());
+	if (opening && (seen & FLOW_F_ESTABLISHED))
+		flow_promote(&fk, st, seen, bpf_ktime_get_coarse_ns());
+	else
+		flow_note(st, seen, bpf_ktime_get_coarse_ns());
 	return STAT_ACK_TRANSLATED;
 }
 

@@ -170,6 +170,7 @@ struct flow_state {
 	X(STAT_FLOW_REUSED,		"flow_reused")			\
 	X(STAT_FLOW_EXPIRED,		"flow_expired")			\
 	X(STAT_FLOW_REMOVED,		"flow_removed")			\
+	X(STAT_FLOW_PROMOTED,		"flow_promoted")		\
 	X(STAT_FLOW_TIMER_ERROR,	"flow_timer_error")
 
 #define ISNGUARD_STAT_ENUM(name, text) name,
@@ -217,10 +218,22 @@ struct link_info {
 /* Maps, pinned with BTF under ISN_PIN_DIR by these names. */
 #define ISN_PIN_DIR "/sys/fs/bpf/isnguard"
 #define ISN_MAP_FLOWS "isn_flows"
+#define ISN_MAP_OPENING "isn_opening"
 #define ISN_MAP_CONFIG "isn_config"
 #define ISN_MAP_KEY "isn_key"
 #define ISN_MAP_STATS "isn_stats"
 #define ISN_MAP_LINKS "isn_links"
 #define ISN_DEFAULT_MAX_FLOWS 262144
+/*
+ * Handshakes wait in a table of their own (isn_opening, same key and value)
+ * until the peer acknowledges the host's ISN: a SYN flood that makes the
+ * host answer spoofed SYNs then evicts other half-open entries, never an
+ * established connection. Its size follows the flow table's.
+ */
+#define ISN_OPENING_MIN 1024
+static inline __u32 isn_opening_size(__u32 max_flows)
+{
+	return max_flows / 4 > ISN_OPENING_MIN ? max_flows / 4 : ISN_OPENING_MIN;
+}
 
 #endif /* ISNGUARD_H */

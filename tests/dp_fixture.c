@@ -49,6 +49,7 @@ bool dp_setup(void)
 	}
 	skel = isnguard__open();
 	if (!skel || bpf_map__set_max_entries(skel->maps.isn_flows, DP_FLOW_TABLE_SIZE) ||
+	    bpf_map__set_max_entries(skel->maps.isn_opening, DP_OPENING_TABLE_SIZE) ||
 	    isnguard__load(skel)) {
 		FAIL("load isnguard.bpf.o: %s", strerror(errno));
 		isnguard__destroy(skel);
@@ -160,14 +161,23 @@ bool dp_set_timeouts(uint32_t opening, uint32_t established, uint32_t closing, u
 	return config_update(change_timeouts, v);
 }
 
-bool dp_flow_get(const struct flow_key *fk, struct flow_state *st)
+bool dp_flow_get_in(const struct flow_key *fk, struct flow_state *st, bool *opening)
 {
-	return bpf_map_lookup_elem(bpf_map__fd(skel->maps.isn_flows), fk, st) == 0;
+	bool found_opening = false, found;
+
+	found = bpf_map_lookup_elem(bpf_map__fd(skel->maps.isn_flows), fk, st) == 0;
+	if (!found) {
+		found = bpf_map_lookup_elem(bpf_map__fd(skel->maps.isn_opening), fk, st) == 0;
+		found_opening = found;
+	}
+	if (opening)
+		*opening = found_opening;
+	return found;
 }
 
-bool dp_flow_delete(const struct flow_key *fk)
+bool dp_flow_get(const struct flow_key *fk, struct flow_state *st)
 {
-	return bpf_map_delete_elem(bpf_map__fd(skel->maps.isn_flows), fk) == 0;
+	return dp_flow_get_in(fk, st, NULL);
 }
 
 uint64_t dp_stat(enum isn_stat stat)

@@ -21,6 +21,8 @@ enum dp_prog {
 };
 
 #define DP_FLOW_TABLE_SIZE 4096
+/* Small, so a test can overflow it like a SYN flood does. */
+#define DP_OPENING_TABLE_SIZE 256
 
 /* Loads the object on first use and sets key and config; false (and a failed test) if it cannot. */
 bool dp_setup(void);
@@ -40,9 +42,9 @@ bool dp_set_hash(enum isn_hash hash);
 bool dp_set_timeouts(uint32_t opening, uint32_t established, uint32_t closing, uint32_t closed);
 bool dp_restore_config(void);
 
-/* Flow table access. */
+/* Flow table access: either table; *opening tells whether it is the handshake one. */
 bool dp_flow_get(const struct flow_key *fk, struct flow_state *st);
-bool dp_flow_delete(const struct flow_key *fk);
+bool dp_flow_get_in(const struct flow_key *fk, struct flow_state *st, bool *opening);
 
 /* Sum over CPUs of one counter. */
 uint64_t dp_stat(enum isn_stat stat);

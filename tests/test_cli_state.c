@@ -30,11 +30,12 @@ static const char *const stat_names[STAT_COUNT] = { ISNGUARD_STATS(STAT_NAME) };
 
 struct pinned_state {
 	char dir[96];
-	int flows_fd, config_fd, key_fd, stats_fd;
+	int flows_fd, opening_fd, config_fd, key_fd, stats_fd;
 	int ncpus;
 };
 
-static const char *const map_names[] = { ISN_MAP_FLOWS, ISN_MAP_CONFIG, ISN_MAP_KEY, ISN_MAP_STATS };
+static const char *const map_names[] = { ISN_MAP_FLOWS, ISN_MAP_OPENING, ISN_MAP_CONFIG,
+					 ISN_MAP_KEY, ISN_MAP_STATS };
 
 static int create_pinned(const struct pinned_state *st, enum bpf_map_type type,
 			 const char *name, __u32 key_size, __u32 value_size,
@@ -69,7 +70,7 @@ static void make_state_dir(struct pinned_state *st)
 static void state_destroy(struct pinned_state *st)
 {
 	char path[160];
-	int *fds[] = { &st->flows_fd, &st->config_fd, &st->key_fd, &st->stats_fd };
+	int *fds[] = { &st->flows_fd, &st->opening_fd, &st->config_fd, &st->key_fd, &st->stats_fd };
 
 	for (size_t i = 0; i < sizeof(map_names) / sizeof(map_names[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", st->dir, map_names[i]);
@@ -82,26 +83,30 @@ static void state_destroy(struct pinned_state *st)
 }
 
 /*
- * The four maps as the datapath pins them. The flow map has no BTF here, so
+ * The maps as the datapath pins them (but its bookkeeping isn_links). The flow map has no BTF here, so
  * its bpf_timer is plain bytes, which is all the CLI sees of it anyway. The
  * key map is write-only like the real one; the kernel ties that flag to the
  * creating fd, so the test can still read the key back through the pin.
  */
 static bool state_create(struct pinned_state *st)
 {
-	*st = (struct pinned_state){ .flows_fd = -1, .config_fd = -1, .key_fd = -1, .stats_fd = -1 };
+	*st = (struct pinned_state){ .flows_fd = -1, .opening_fd = -1, .config_fd = -1, .key_fd = -1,
+				     .stats_fd = -1 };
 	make_state_dir(st);
 	st->ncpus = libbpf_num_possible_cpus();
 	st->flows_fd = create_pinned(st, BPF_MAP_TYPE_LRU_HASH, ISN_MAP_FLOWS, sizeof(struct flow_key),
 				     sizeof(struct flow_state), TEST_FLOWS_MAX, 0);
+	st->opening_fd = create_pinned(st, BPF_MAP_TYPE_LRU_HASH, ISN_MAP_OPENING,
+				       sizeof(struct flow_key), sizeof(struct flow_state),
+				       TEST_FLOWS_MAX, 0);
 	st->config_fd = create_pinned(st, BPF_MAP_TYPE_ARRAY, ISN_MAP_CONFIG, sizeof(__u32),
 				      sizeof(struct isn_config), 1, 0);
 	st->key_fd = create_pinned(st, BPF_MAP_TYPE_ARRAY, ISN_MAP_KEY, sizeof(__u32),
 				   sizeof(struct isn_key), 1, BPF_F_WRONLY);
 	st->stats_fd = create_pinned(st, BPF_MAP_TYPE_PERCPU_ARRAY, ISN_MAP_STATS, sizeof(__u32),
 				     sizeof(__u64), STAT_COUNT, 0);
-	if (st->ncpus > 0 && st->flows_fd >= 0 && st->config_fd >= 0 && st->key_fd >= 0 &&
-	    st->stats_fd >= 0)
+	if (st->ncpus > 0 && st->flows_fd >= 0 && st->opening_fd >= 0 && st->config_fd >= 0 &&
+	    st->key_fd >= 0 && st->stats_fd >= 0)
 		return true;
 	FAIL("create pinned maps in %s: %s", st->dir, strerror(errno));
 	state_destroy(st);

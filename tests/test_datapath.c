@@ -953,3 +953,74 @@ TEST(test_active_flow_is_not_expired)
 out:
 	dp_restore_config();
 }
+
+/* --- the handshake table ---------------------------------------------------- */
+
+/* The peer's ACK of the host's ISN moves the flow from isn_opening to isn_flows, delta and all. */
+TEST(test_acknowledged_handshake_moves_to_the_flow_table)
+{
+	uint16_t rport = fresh_port();
+	struct flow_state before, after;
+	struct pkt_spec syn, ack, want;
+	struct flow_key fk;
+	uint64_t promoted;
+	bool opening;
+	uint32_t wire;
+
+	if (!dp_setup() || !send_synack(6, 443, rport, 123456, 654321, &wire))
+		return;
+	host_segment(&syn, 6, 443, rport, TH_SYN | TH_ACK, 123456, 654322);
+	dp_flow_key_of(&syn, true, &fk);
+	if (!ASSERT_TRUE(dp_flow_get_in(&fk, &before, &opening), "flow after the SYN-ACK") ||
+	    !ASSERT_TRUE(opening, "a handshake waits in isn_opening"))
+		return;
+	promoted = dp_stat(STAT_FLOW_PROMOTED);
+	peer_segment(&ack, 6, 443, rport, TH_ACK, 654322, wire + 1);
+	want = ack;
+	want.ack = 123457;
+	if (!expect_frame(DP_XDP_INGRESS, &ack, &want, "the peer's ACK of the SYN-ACK"))
+		return;
+	if (!ASSERT_TRUE(dp_flow_get_in(&fk, &after, &opening), "flow after the ACK"))
+		return;
+	ASSERT_TRUE(!opening, "an acknowledged flow lives in isn_flows");
+	ASSERT_EQ(after.seq_delta, before.seq_delta, "seq_delta kept");
+	ASSERT_EQ(after.wire_isn, wire, "wire_isn kept");
+	ASSERT_EQ(after.flags, FLOW_F_PASSIVE_OPEN | FLOW_F_ESTABLISHED, "flags");
+	ASSERT_EQ(dp_stat(STAT_FLOW_PROMOTED), promoted + 1, "flow_promoted");
+	expect_frame(DP_TC_INGRESS, &ack, &want, "the next ACK, from isn_flows");
+}
+
+/*
+ * The host answering a SYN flood (spoofed SYNs, SYN-ACKs that nobody
+ * acknowledges) fills the handshake table only: established connections,
+ * even idle ones, stay translated.
+ */
+TEST(test_unanswered_synacks_never_evict_established_flows)
+{
+	uint16_t lport = fresh_port();
+	struct flow_state st, still;
+	struct pkt_spec s, in, want;
+	struct flow_key fk;
+	uint32_t wire;
+
+	if (!dp_setup() || !open_flow(4, lport, 5432, true, 42, &st))
+		return;
+	peer_segment(&s, 4, lport, 5432, TH_SYN | TH_ACK, 777, st.wire_isn + 1);
+	if (!send_segment(DP_XDP_INGRESS, &s))
+		return;
+	/* More than both tables hold: with one table, the established flow would go. */
+	for (uint32_t i = 0; i < DP_FLOW_TABLE_SIZE + DP_OPENING_TABLE_SIZE; i++) {
+		/* Each a distinct spoofed peer port. */
+		if (!send_synack(4, 80, (uint16_t)(1024 + i), 1000 + i, 5000 + i, &wire))
+			return;
+	}
+	host_segment(&s, 4, lport, 5432, TH_ACK, 43, 778);
+	dp_flow_key_of(&s, true, &fk);
+	if (!ASSERT_TRUE(dp_flow_get(&fk, &still), "established flow after the flood"))
+		return;
+	ASSERT_EQ(still.seq_delta, st.seq_delta, "its delta");
+	host_segment(&in, 4, lport, 5432, TH_ACK | TH_PSH, 43, 778);
+	want = in;
+	want.seq = 43 + st.seq_delta;
+	expect_frame(DP_TC_EGRESS, &in, &want, "the established flow's next segment");
+}

@@ -228,21 +228,20 @@ static int read_config(struct isn_config *cfg)
 
 static int flow_table_info(uint32_t *entries, uint32_t *max_entries)
 {
-	struct bpf_map_info info = { 0 };
-	int fd = map_open_checked("status", &isn_flows_layout, &info);
+	struct flow_tables tables;
 	size_t count = 0;
-	int err;
+	int err = flow_tables_open("status", &tables);
 
-	if (fd < 0)
-		return fd;
-	err = flow_table_count(fd, &count);
-	close(fd);
+	if (err)
+		return err;
+	err = flow_tables_count(&tables, &count);
+	*max_entries = tables.max_entries[0];
+	flow_tables_close(&tables);
 	if (err) {
-		cli_error("status: read %s: %s", ISN_MAP_FLOWS, strerror(-err));
+		cli_error("status: read the flow tables: %s", strerror(-err));
 		return err;
 	}
 	*entries = (uint32_t)count;
-	*max_entries = info.max_entries;
 	return 0;
 }
 

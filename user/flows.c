@@ -211,12 +211,12 @@ static void print_flows_text(const struct flow_list *list, __u64 now_ns)
 	}
 }
 
-static int read_flows(int fd, struct flow_list *list)
+static int read_flows(const struct flow_tables *tables, struct flow_list *list)
 {
-	int err = flow_table_walk(fd, append_chunk, list);
+	int err = flow_tables_walk(tables, append_chunk, list);
 
 	if (err) {
-		cli_error("flows: read %s: %s", ISN_MAP_FLOWS, strerror(-err));
+		cli_error("flows: read the flow tables: %s", strerror(-err));
 		return err;
 	}
 	qsort(list->entries, list->count, sizeof(*list->entries), compare_flows);
@@ -228,14 +228,15 @@ int do_flows(int argc, char **argv)
 	struct cli_parser p = {
 		.cmd = "flows",
 		.args = "",
-		.summary = "List the connections in the flow table: their ends (local is the protected\n"
+		.summary = "List the connections in the flow tables: their ends (local is the protected\n"
 			   "host), phase, who opened them, the hash and ISNs, and the seq_delta that\n"
 			   "translates them. Sorted by remote, then local end.",
 		.options = flows_options,
 	};
 	struct flow_list list = { 0 };
+	struct flow_tables tables;
 	bool json = false;
-	int fd, err;
+	int err;
 
 	cli_parser_init(&p);
 	err = parse_flows_args(&p, argc, argv, &json);
@@ -243,11 +244,10 @@ int do_flows(int argc, char **argv)
 		return err < 0 ? 0 : err;
 	if (require_root(p.cmd))
 		return EXIT_RUNTIME;
-	fd = map_open_checked(p.cmd, &isn_flows_layout, NULL);
-	if (fd < 0)
+	if (flow_tables_open(p.cmd, &tables))
 		return EXIT_RUNTIME;
-	err = read_flows(fd, &list);
-	close(fd);
+	err = read_flows(&tables, &list);
+	flow_tables_close(&tables);
 	if (!err) {
 		if (json)
 			print_flows_json(&list, coarse_now_ns());

@@ -24,7 +24,7 @@
 #define TC_PROG_NAME_PREFIX "isnguard_tc"
 
 static const char *const pinned_maps[] = {
-	ISN_MAP_FLOWS, ISN_MAP_CONFIG, ISN_MAP_KEY, ISN_MAP_STATS, ISN_MAP_LINKS,
+	ISN_MAP_FLOWS, ISN_MAP_OPENING, ISN_MAP_CONFIG, ISN_MAP_KEY, ISN_MAP_STATS, ISN_MAP_LINKS,
 };
 
 uint64_t netns_inode(void)
@@ -511,6 +511,7 @@ static int attach_locked(const struct attach_request *req, int ifindex)
 		goto undo;
 	}
 	bpf_map__set_max_entries(skel->maps.isn_flows, max_flows);
+	bpf_map__set_max_entries(skel->maps.isn_opening, isn_opening_size(max_flows));
 	err = reuse_pinned_maps(skel);
 	if (err) {
 		libbpf_message(msg, sizeof(msg), err);

@@ -13,6 +13,10 @@ const struct map_layout isn_flows_layout = {
 	ISN_MAP_FLOWS, BPF_MAP_TYPE_LRU_HASH, sizeof(struct flow_key),
 	sizeof(struct flow_state), 1,
 };
+const struct map_layout isn_opening_layout = {
+	ISN_MAP_OPENING, BPF_MAP_TYPE_LRU_HASH, sizeof(struct flow_key),
+	sizeof(struct flow_state), 1,
+};
 const struct map_layout isn_config_layout = {
 	ISN_MAP_CONFIG, BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct isn_config), 1,
 };
@@ -125,4 +129,50 @@ int flow_table_count(int fd, size_t *count)
 {
 	*count = 0;
 	return flow_table_walk(fd, count_chunk, count);
+}
+
+int flow_tables_open(const char *cmd, struct flow_tables *t)
+{
+	const struct map_layout *layouts[2] = { &isn_flows_layout, &isn_opening_layout };
+
+	t->fd[0] = t->fd[1] = -1;
+	for (int i = 0; i < 2; i++) {
+		struct bpf_map_info info = { 0 };
+
+		t->fd[i] = map_open_checked(cmd, layouts[i], &info);
+		if (t->fd[i] < 0) {
+			int err = t->fd[i];
+
+			flow_tables_close(t);
+			return err;
+		}
+		t->max_entries[i] = info.max_entries;
+	}
+	return 0;
+}
+
+void flow_tables_close(struct flow_tables *t)
+{
+	for (int i = 0; i < 2; i++) {
+		if (t->fd[i] >= 0)
+			close(t->fd[i]);
+		t->fd[i] = -1;
+	}
+}
+
+int flow_tables_walk(const struct flow_tables *t, flow_chunk_fn visit, void *ctx)
+{
+	for (int i = 0; i < 2; i++) {
+		int err = flow_table_walk(t->fd[i], visit, ctx);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int flow_tables_count(const struct flow_tables *t, size_t *count)
+{
+	*count = 0;
+	return flow_tables_walk(t, count_chunk, count);
 }

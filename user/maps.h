@@ -22,6 +22,7 @@ struct map_layout {
 };
 
 extern const struct map_layout isn_flows_layout;
+extern const struct map_layout isn_opening_layout;
 extern const struct map_layout isn_config_layout;
 extern const struct map_layout isn_key_layout;
 extern const struct map_layout isn_stats_layout;
@@ -44,5 +45,18 @@ int flow_table_walk(int fd, flow_chunk_fn visit, void *ctx);
 
 /* Number of entries in the flow table. Returns 0 or -errno. */
 int flow_table_count(int fd, size_t *count);
+
+/* Both flow tables: the connections (isn_flows) and the handshakes (isn_opening). */
+struct flow_tables {
+	int fd[2];
+	__u32 max_entries[2];
+};
+
+/* Opens both, layout-checked; on failure prints the one-line error. */
+int flow_tables_open(const char *cmd, struct flow_tables *t);
+void flow_tables_close(struct flow_tables *t);
+/* Visits every entry of both tables. */
+int flow_tables_walk(const struct flow_tables *t, flow_chunk_fn visit, void *ctx);
+int flow_tables_count(const struct flow_tables *t, size_t *count);
 
 #endif /* ISNGUARD_MAPS_H */

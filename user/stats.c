@@ -44,7 +44,7 @@ struct stats_params {
 /* The maps a sample reads, opened once. */
 struct stats_source {
 	int stats_fd;
-	int flows_fd;
+	struct flow_tables flows;
 	__u32 flows_max;
 	int ncpus;
 	__u64 *per_cpu;		/* one lookup's worth: ncpus values of 8 bytes */
@@ -127,23 +127,23 @@ static void stats_source_close(struct stats_source *src)
 {
 	if (src->stats_fd >= 0)
 		close(src->stats_fd);
-	if (src->flows_fd >= 0)
-		close(src->flows_fd);
+	flow_tables_close(&src->flows);
 	free(src->per_cpu);
 }
 
 static int stats_source_open(struct stats_source *src)
 {
-	struct bpf_map_info flows_info;
+	int err;
 
-	*src = (struct stats_source){ .stats_fd = -1, .flows_fd = -1 };
+	*src = (struct stats_source){ .stats_fd = -1, .flows = { .fd = { -1, -1 } } };
 	src->stats_fd = map_open_checked("stats", &isn_stats_layout, NULL);
 	if (src->stats_fd < 0)
 		return src->stats_fd;
-	src->flows_fd = map_open_checked("stats", &isn_flows_layout, &flows_info);
-	if (src->flows_fd < 0)
-		return src->flows_fd;
-	src->flows_max = flows_info.max_entries;
+	err = flow_tables_open("stats", &src->flows);
+	if (err)
+		return err;
+	/* The connections' table: the handshake table only ever holds a part of it. */
+	src->flows_max = src->flows.max_entries[0];
 	src->ncpus = libbpf_num_possible_cpus();
 	if (src->ncpus < 0) {
 		cli_error("stats: count possible CPUs: %s", strerror(-src->ncpus));
@@ -181,9 +181,9 @@ static int read_sample(const struct stats_source *src, struct stats_sample *s)
 			return err;
 		}
 	}
-	err = flow_table_count(src->flows_fd, &present);
+	err = flow_tables_count(&src->flows, &present);
 	if (err) {
-		cli_error("stats: count %s: %s", ISN_MAP_FLOWS, strerror(-err));
+		cli_error("stats: count the flow tables: %s", strerror(-err));
 		return err;
 	}
 	s->flows_present = present;
