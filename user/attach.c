@@ -186,18 +186,6 @@ static int read_links(struct status_link *links, int max)
 	return n;
 }
 
-static const char *ingress_name(uint32_t ingress)
-{
-	switch (ingress) {
-	case LINK_INGRESS_XDP_SKB:
-		return "xdp-skb";
-	case LINK_INGRESS_TC:
-		return "tc";
-	default:
-		return "xdp-native";
-	}
-}
-
 /* "attached", "partly attached", "detached", or "other netns" (cannot be checked from here). */
 static const char *link_state(const struct status_link *l)
 {
@@ -271,7 +259,7 @@ static void print_status_json(const struct status_link *links, int n,
 		jw_uint_field(&jw, "ifindex", links[i].key.ifindex);
 		jw_uint_field(&jw, "netns_inode", links[i].key.netns_ino);
 		jw_string_field(&jw, "state", link_state(&links[i]));
-		jw_string_field(&jw, "ingress", ingress_name(links[i].info.ingress));
+		jw_string_field(&jw, "ingress", link_ingress_name(links[i].info.ingress));
 		jw_uint_field(&jw, "ingress_prog_id", links[i].here ? links[i].live.ingress_prog_id
 								   : links[i].info.ingress_prog_id);
 		jw_uint_field(&jw, "egress_prog_id", links[i].here ? links[i].live.egress_prog_id
@@ -300,7 +288,7 @@ static void print_status_text(const struct status_link *links, int n,
 
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&t));
 		printf("iface     %-15s %-15s ingress %-10s since %s\n", links[i].info.ifname,
-		       link_state(&links[i]), ingress_name(links[i].info.ingress), when);
+		       link_state(&links[i]), link_ingress_name(links[i].info.ingress), when);
 	}
 }
 

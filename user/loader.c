@@ -465,15 +465,15 @@ static void detach_ingress(const struct attach_request *req, int ifindex,
 		xdp_program__detach(xdp_prog, ifindex, xdp_mode_of(req->ingress), 0);
 }
 
-static const char *ingress_name(enum link_ingress ingress)
+const char *link_ingress_name(uint32_t ingress)
 {
 	switch (ingress) {
 	case LINK_INGRESS_XDP_SKB:
-		return "xdp skb";
+		return "xdp-skb";
 	case LINK_INGRESS_TC:
 		return "tc";
 	default:
-		return "xdp native";
+		return "xdp-native";
 	}
 }
 
@@ -551,7 +551,7 @@ static int attach_locked(const struct attach_request *req, int ifindex)
 		goto undo;
 	}
 	printf("attached to %s: ingress %s, egress tc, flow table %u entries (%s)\n", req->ifname,
-	       ingress_name(req->ingress), max_flows,
+	       link_ingress_name(req->ingress), max_flows,
 	       fresh ? "new state, fresh key" : "kept state and key");
 	xdp_program__close(xdp_prog);
 	isnguard__destroy(skel);

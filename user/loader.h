@@ -39,6 +39,8 @@ int loader_attach(const struct attach_request *req);
 int loader_detach(const char *ifname, bool keep_state);
 /* What of isnguard is attached to ifindex in this network namespace. */
 int loader_query(int ifindex, struct attachment *att);
+/* "xdp-native", "xdp-skb" or "tc". */
+const char *link_ingress_name(uint32_t ingress);
 /* Inode of this process's network namespace. */
 uint64_t netns_inode(void);
 
