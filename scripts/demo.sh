@@ -71,6 +71,7 @@ printf '   %-8s %-20s %-20s %10s %10s %10s\n' hash local remote F M ISN
 for hash in siphash md5 none; do
 	for pair in "10.0.0.1:80 10.0.0.2:40000" "10.0.0.1:80 10.0.0.2:40001" \
 		    "[2001:db8::1]:443 [2001:db8::2]:51000"; do
+		# shellcheck disable=SC2086 # split the pair into its two endpoints
 		set -- $pair
 		out=$("$cli" isn --hash "$hash" --key "$key" --local "$1" --remote "$2" --json)
 		printf '   %-8s %-20s %-20s %10s %10s %10s\n' "$hash" "$1" "$2" \

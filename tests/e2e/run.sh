@@ -297,6 +297,51 @@ test_detach_removes_everything() {
 }
 
 # The expectation is independent of tcp_xfer: the stream is plain AES-128-CTR.
+# --ingress tc: the ingress filter goes too.
+test_detach_removes_everything_tc_ingress() {
+	local filters
+	is_baseline && skip "needs the datapath (ISNG_BASELINE=1)"
+	E2E_ATTACH_ARGS="$E2E_ATTACH_ARGS --ingress tc" setup_guarded
+	filters=$(tc -n "$NS_A" filter show dev "$IF_A" ingress 2>/dev/null)
+	[[ "$filters" =~ isnguard_tc ]] || fail "precondition: no tc ingress filter after attach: $filters"
+	isng detach "$IF_A" || fail "isng detach"
+	for dir in ingress egress; do
+		filters=$(tc -n "$NS_A" filter show dev "$IF_A" "$dir" 2>/dev/null)
+		[ -z "$filters" ] || fail "tc $dir filter still on $IF_A: $filters"
+	done
+	[ ! -e "$PIN_DIR" ] || fail "pin dir $PIN_DIR still there: $(ls -A "$PIN_DIR")"
+	log "ok: no tc filters, no pin dir"
+}
+
+# An attach that fails (lo has no native XDP) leaves no pins, no program, no qdisc.
+test_failed_attach_leaves_nothing() {
+	local out rc=0
+	is_baseline && skip "needs the datapath (ISNG_BASELINE=1)"
+	topo_up
+	isng attach lo >"$E2E_WORK/attach.out" 2>&1 || rc=$?
+	out=$(grep -v '^# ' "$E2E_WORK/attach.out")	# isng's own log lines
+	assert_eq "$rc" 1 "exit status of a failed attach"
+	[ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "more than one line from a failed attach: $out"
+	[[ "$out" =~ "no native XDP" ]] || fail "the error does not say why: $out"
+	[ ! -e "$PIN_DIR" ] || fail "pin dir $PIN_DIR left behind: $(ls -A "$PIN_DIR")"
+	[[ "$(ip -n "$NS_A" -d link show lo)" =~ xdp ]] && fail "XDP left on lo"
+	[[ "$(tc -n "$NS_A" qdisc show dev lo)" =~ clsact ]] && fail "clsact qdisc left on lo"
+	log "ok: '$out', and nothing left behind"
+}
+
+# A second attach to the same interface is refused and changes nothing.
+test_second_attach_is_refused() {
+	local out rc=0 before after
+	is_baseline && skip "needs the datapath (ISNG_BASELINE=1)"
+	setup_guarded
+	before=$(in_ns "$NS_A" bpftool net show dev "$IF_A" 2>&1)
+	out=$(isng attach "$IF_A" 2>&1) || rc=$?
+	assert_eq "$rc" 1 "exit status of a second attach"
+	[[ "$out" =~ "already attached" ]] || fail "the error does not say why: $out"
+	after=$(in_ns "$NS_A" bpftool net show dev "$IF_A" 2>&1)
+	assert_eq "$after" "$before" "programs on $IF_A after the refused attach"
+}
+
 test_xfer_stream_matches_openssl_aes_ctr() {
 	local seed conn bytes key expected actual
 	require_cmd openssl
