@@ -205,6 +205,15 @@ static const struct {
 	{ "option without argument", { "isn", "--key" }, "needs an argument" },
 	{ "stray argument", { "isn", "--key", KEY_SEQ, "--local", "1.2.3.4:1", "--remote", "1.2.3.5:2", "extra" }, "unexpected argument" },
 	{ "unknown command", { "frobnicate" }, "unknown command" },
+	{ "attach without interface", { "attach" }, "missing interface name" },
+	{ "attach two interfaces", { "attach", "eth0", "eth1" }, "unexpected argument 'eth1'" },
+	{ "attach zero flows", { "attach", "--max-flows", "0", "eth0" }, "bad --max-flows" },
+	{ "attach huge flow table", { "attach", "--max-flows", "4294967295", "eth0" }, "bad --max-flows" },
+	{ "attach unknown XDP mode", { "attach", "--xdp-mode", "offload", "eth0" }, "unknown XDP mode" },
+	{ "attach unknown ingress hook", { "attach", "--ingress", "nic", "eth0" }, "unknown ingress hook" },
+	{ "attach unknown hash", { "attach", "--hash", "sha1", "eth0" }, "unknown hash 'sha1'" },
+	{ "detach without interface", { "detach" }, "missing interface name" },
+	{ "status with an argument", { "status", "eth0" }, "unexpected argument" },
 };
 
 TEST(test_cli_isn_bad_inputs_exit_2_with_one_line)
@@ -226,9 +235,32 @@ TEST(test_cli_isn_bad_inputs_exit_2_with_one_line)
 	}
 }
 
+/* Runtime failures: exit 1, one line naming what failed, and nothing changed. */
+TEST(test_cli_attach_detach_of_missing_interface_exit_1)
+{
+	const char *const cmds[][3] = {
+		{ "attach", "isng-no-such0" }, { "detach", "isng-no-such0" },
+	};
+
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		struct cli_result res;
+
+		if (!ASSERT_TRUE(run_cli(&res, cmds[i]), "run isnguard"))
+			return;
+		ASSERT_EQ(res.status, 1, cmds[i][0]);
+		ASSERT_TRUE(strstr(res.err, "isng-no-such0: no such interface") &&
+			    strchr(res.err, '\n') == res.err + strlen(res.err) - 1,
+			    "one line: no such interface");
+	}
+}
+
 TEST(test_cli_help_on_every_command)
 {
-	const char *const cmds[][3] = { { "--help" }, { "isn", "--help" }, { "help" } };
+	const char *const cmds[][3] = {
+		{ "--help" }, { "help" }, { "isn", "--help" }, { "attach", "--help" },
+		{ "detach", "--help" }, { "status", "--help" }, { "stats", "--help" },
+		{ "flows", "--help" }, { "mode", "--help" }, { "key", "--help" },
+	};
 
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		struct cli_result res;
