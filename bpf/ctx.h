@@ -72,6 +72,15 @@ static __always_inline void *ctx_data_end(const struct ctx *c)
 }
 
 /*
+ * The skb's length from its MAC header: IP length fields read 0 on GSO/GRO
+ * skbs over 64 KiB (BIG TCP), where the kernel takes the length from here.
+ */
+static __always_inline __u32 ctx_skb_len(const struct ctx *c)
+{
+	return ((struct __sk_buff *)c->ctx)->len;
+}
+
+/*
  * Makes up to CTX_PULL_LEN bytes linear in an skb; true when that brought
  * in more. The stack's TCP skbs carry their headers linear, and are clones
  * whose pull would copy the head, so callers pull only after a parse found

@@ -64,10 +64,14 @@ static __always_inline int tcp_shift_field(const struct ctx *c, const struct pkt
 				bpf_htonl(bpf_ntohl(old) + delta));
 }
 
-/* A new flow, or a new connection on a reused tuple: fresh keyed ISN. */
+/*
+ * A new flow, or a new connection on a reused tuple: fresh keyed ISN.
+ * host_ack is the SYN-ACK's ack (its flag in acked), for RST checks.
+ */
 static __always_inline struct flow_state *egress_flow_start(const struct flow_key *fk,
 							    struct flow_state *st, __u32 host_isn,
-							    __u32 open_flag, __u64 now)
+							    __u32 open_flag, __u32 host_ack,
+							    __u32 acked, __u64 now)
 {
 	const struct isn_config *cfg = config_get();
 	const struct isn_key *key = key_get();
@@ -83,8 +87,9 @@ static __always_inline struct flow_state *egress_flow_start(const struct flow_ke
 		st->seq_delta = wire_isn - host_isn;
 		st->host_isn = host_isn;
 		st->wire_isn = wire_isn;
-		st->flags = open_flag;
+		st->flags = open_flag | acked | (st->flags & FLOW_F_TIMER);
 		st->hash = hash;
+		st->host_ack = host_ack;
 		st->created_ns = now;
 		st->last_seen_ns = now;
 		flow_timer_arm(st);
@@ -96,8 +101,9 @@ static __always_inline struct flow_state *egress_flow_start(const struct flow_ke
 		.seq_delta = wire_isn - host_isn,
 		.host_isn = host_isn,
 		.wire_isn = wire_isn,
-		.flags = open_flag,
+		.flags = open_flag | acked,
 		.hash = hash,
+		.host_ack = host_ack,
 		.created_ns = now,
 		.last_seen_ns = now,
 	};
@@ -117,10 +123,11 @@ static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt
 {
 	bool synack = pkt->tcp_flags & TCPF_ACK;
 	__u32 open_flag = synack ? FLOW_F_PASSIVE_OPEN : FLOW_F_ACTIVE_OPEN;
+	__u32 acked = synack ? FLOW_F_HOST_ACKED : 0, host_ack = 0;
 	struct flow_state *st;
 	struct tcp_opts opts;
 	bool opening;
-	__be32 seq;
+	__be32 seq, ack;
 	__u32 host_isn;
 	__u64 now;
 	int stat;
@@ -136,6 +143,8 @@ static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt
 	if (ctx_load_be32(c, pkt->l4_off + TCP_SEQ_OFF, &seq))
 		return STAT_PASS_TRUNCATED;
 	host_isn = bpf_ntohl(seq);
+	if (synack && !ctx_load_be32(c, pkt->l4_off + TCP_ACK_OFF, &ack))
+		host_ack = bpf_ntohl(ack);
 	now = bpf_ktime_get_ns();	/* the one precise clock read: M needs 4 us */
 
 	st = flow_lookup(fk, &opening);
@@ -148,9 +157,11 @@ static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt
 		 * the peer's acks would no longer map back.
 		 */
 		stat = STAT_SYN_RETRANSMIT;
-		flow_note(st, open_flag, now);
+		if (synack)
+			st->host_ack = host_ack;
+		flow_note(st, FLOW_MAP(opening), open_flag | acked, now);
 	} else {
-		st = egress_flow_start(fk, st, host_isn, open_flag, now);
+		st = egress_flow_start(fk, st, host_isn, open_flag, host_ack, acked, now);
 		if (!st)
 			return STAT_DROP_ERROR;	/* the stack retransmits; never leak the host ISN */
 		stat = synack ? STAT_SYNACK_REWRITTEN : STAT_SYN_REWRITTEN;
@@ -168,6 +179,7 @@ static __always_inline int datapath_egress(const struct ctx *c)
 	struct pkt pkt = {};
 	bool opening;
 	__u32 seen = 0;
+	__be32 ack;
 	int err;
 
 	err = parse_packet(c, &pkt, false);
@@ -187,7 +199,19 @@ static __always_inline int datapath_egress(const struct ctx *c)
 		seen |= FLOW_F_FIN_LOCAL;
 	if (pkt.tcp_flags & TCPF_RST)
 		seen |= FLOW_F_RST_LOCAL;
-	flow_note(st, seen, bpf_ktime_get_coarse_ns());
+	if ((pkt.tcp_flags & TCPF_ACK) && !ctx_load_be32(c, pkt.l4_off + TCP_ACK_OFF, &ack)) {
+		/* What a peer RST must carry as seq for the host to take it (RFC 5961 3.2). */
+		if (st->host_ack != bpf_ntohl(ack))
+			st->host_ack = bpf_ntohl(ack);
+		seen |= FLOW_F_HOST_ACKED;
+		/* The host only acknowledges, outside a SYN or RST, once it has the connection. */
+		if (!(pkt.tcp_flags & TCPF_RST))
+			seen |= FLOW_F_ESTABLISHED;
+	}
+	if (opening && (seen & FLOW_F_ESTABLISHED))
+		flow_promote(&fk, st, seen, bpf_ktime_get_coarse_ns());
+	else
+		flow_note(st, FLOW_MAP(opening), seen, bpf_ktime_get_coarse_ns());
 	return STAT_SEQ_TRANSLATED;
 }
 

@@ -18,9 +18,12 @@
 #include "stats.h"
 
 #define CLOCK_MONOTONIC 1
+#define EBUSY 16	/* errno values are #defines, not in vmlinux.h */
 #define NSEC_PER_SEC 1000000000ULL
 /* last_seen is rewritten at most this often, to keep the entry's cache line quiet. */
 #define FLOW_TOUCH_NS (NSEC_PER_SEC / 4)
+/* How long a promoted handshake entry outlives its move (see flow_promote). */
+#define FLOW_MOVED_LINGER_NS NSEC_PER_SEC
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -37,6 +40,8 @@ struct {
 } isn_opening SEC(".maps");
 
 /* A flow's entry, established ones first; *opening tells which table it is in. */
+#define FLOW_MAP(opening) ((opening) ? (void *)&isn_opening : (void *)&isn_flows)
+
 static __always_inline struct flow_state *flow_lookup(const struct flow_key *fk, bool *opening)
 {
 	struct flow_state *st = bpf_map_lookup_elem(&isn_flows, fk);
@@ -78,6 +83,8 @@ static __always_inline __u64 flow_timeout_ns(__u32 flags)
 	struct isn_config *cfg = config_get();
 	__u32 opening = 0, established = 0, closing = 0, closed = 0;
 
+	if (flags & FLOW_F_MOVED)
+		return FLOW_MOVED_LINGER_NS;
 	if (cfg) {
 		opening = cfg->timeout_opening;
 		established = cfg->timeout_established;
@@ -104,7 +111,8 @@ static int flow_timer_fire(void *map, struct flow_key *key, struct flow_state *s
 	__s64 idle = (__s64)(now - st->last_seen_ns);
 
 	if (idle >= (__s64)timeout) {
-		if (bpf_map_delete_elem(map, key) == 0)
+		/* A moved entry's flow lives on in isn_flows: no expiry to count. */
+		if (bpf_map_delete_elem(map, key) == 0 && !(st->flags & FLOW_F_MOVED))
 			stat_inc(STAT_FLOW_EXPIRED);
 		return 0;
 	}
@@ -121,14 +129,22 @@ static __always_inline void flow_timer_arm(struct flow_state *st)
 		stat_inc(STAT_FLOW_TIMER_ERROR);
 }
 
-/* First-time timer set-up of a new entry of map (isn_flows or isn_opening). */
+/*
+ * Timer set-up of an entry of map (isn_flows or isn_opening). It allocates,
+ * and the allocation can fail now and then in softirq context (-ENOMEM
+ * seen on 6.18): FLOW_F_TIMER records success, and flow_note retries on
+ * the flow's next packet, so no entry is left without its expiry.
+ */
 static __always_inline void flow_timer_init(struct flow_state *st, void *map)
 {
-	if (bpf_timer_init(&st->timer, map, CLOCK_MONOTONIC) ||
-	    bpf_timer_set_callback(&st->timer, flow_timer_fire)) {
+	long err = bpf_timer_init(&st->timer, map, CLOCK_MONOTONIC);
+
+	/* -EBUSY: set up already, by a retry racing on another CPU. */
+	if ((err && err != -EBUSY) || bpf_timer_set_callback(&st->timer, flow_timer_fire)) {
 		stat_inc(STAT_FLOW_TIMER_ERROR);
 		return;
 	}
+	__sync_fetch_and_or(&st->flags, FLOW_F_TIMER);
 	flow_timer_arm(st);
 }
 
@@ -138,13 +154,16 @@ static __always_inline void flow_timer_init(struct flow_state *st, void *map)
  * phase change re-arms the timer, so a closed flow goes in closed-timeout
  * time, not after the established timeout it was armed with.
  */
-static __always_inline void flow_note(struct flow_state *st, __u32 new_flags, __u64 now)
+static __always_inline void flow_note(struct flow_state *st, void *map, __u32 new_flags,
+				      __u64 now)
 {
 	__u32 old;
 
 	/* Signed: the coarse clock may lag the precise one the entry was created with. */
 	if ((__s64)(now - st->last_seen_ns) > (__s64)FLOW_TOUCH_NS)
 		st->last_seen_ns = now;
+	if (!(st->flags & FLOW_F_TIMER))
+		flow_timer_init(st, map);
 	if ((st->flags & new_flags) == new_flags)
 		return;
 	/* The value before this OR, not an earlier read: the other direction may have just set bits. */
@@ -154,9 +173,12 @@ static __always_inline void flow_note(struct flow_state *st, __u32 new_flags, __
 }
 
 /*
- * The peer has acknowledged the host's ISN: the flow leaves the handshake
- * table for the flow table, with a timer of its own there. On failure it
- * stays where it is, established, and lives on as before.
+ * The handshake is done: the flow leaves the handshake table for the flow
+ * table, with a timer of its own there. The old entry is not deleted: LRU
+ * elements are reused at once, and another CPU may still hold a pointer to
+ * it. Marked moved, it goes when its timer fires a second later; lookups
+ * find the new entry first. On failure the flow stays where it is,
+ * established, and lives on as before.
  */
 static __always_inline void flow_promote(const struct flow_key *fk, struct flow_state *st,
 					 __u32 seen, __u64 now)
@@ -165,8 +187,9 @@ static __always_inline void flow_promote(const struct flow_key *fk, struct flow_
 		.seq_delta = st->seq_delta,
 		.host_isn = st->host_isn,
 		.wire_isn = st->wire_isn,
-		.flags = st->flags | seen,
+		.flags = (st->flags | seen) & ~(FLOW_F_MOVED | FLOW_F_TIMER),
 		.hash = st->hash,
+		.host_ack = st->host_ack,
 		.created_ns = st->created_ns,
 		.last_seen_ns = now,
 	};
@@ -174,11 +197,12 @@ static __always_inline void flow_promote(const struct flow_key *fk, struct flow_
 
 	if (bpf_map_update_elem(&isn_flows, fk, &moved, BPF_NOEXIST) ||
 	    !(entry = bpf_map_lookup_elem(&isn_flows, fk))) {
-		flow_note(st, seen, now);
+		flow_note(st, &isn_opening, seen, now);
 		return;
 	}
 	flow_timer_init(entry, &isn_flows);
-	bpf_map_delete_elem(&isn_opening, fk);
+	__sync_fetch_and_or(&st->flags, FLOW_F_MOVED);
+	bpf_timer_start(&st->timer, FLOW_MOVED_LINGER_NS, 0);
 	stat_inc(STAT_FLOW_PROMOTED);
 }
 

@@ -44,14 +44,32 @@ static __always_inline int ingress_sack(const struct ctx *c, const struct pkt *p
 	return (int)opts.sack_blocks;
 }
 
+/*
+ * Whether the host's stack would take this peer RST: exactly the seq it
+ * last acknowledged (RFC 5961 section 3.2), or, in answer to the host's
+ * SYN, an ack of that SYN (RFC 9293 section 3.10.7.3, SYN-SENT).
+ */
+static __always_inline bool ingress_rst_acceptable(const struct ctx *c, const struct pkt *pkt,
+						   const struct flow_state *st, __u32 host_ack)
+{
+	__be32 seq;
+
+	if ((pkt->tcp_flags & TCPF_ACK) && (st->flags & FLOW_F_ACTIVE_OPEN) &&
+	    !(st->flags & FLOW_F_ESTABLISHED) && host_ack == st->host_isn + 1)
+		return true;
+	return (st->flags & FLOW_F_HOST_ACKED) &&
+	       !ctx_load_be32(c, pkt->l4_off + TCP_SEQ_OFF, &seq) &&
+	       bpf_ntohl(seq) == st->host_ack;
+}
+
 static __always_inline int ingress_tcp(const struct ctx *c, const struct pkt *pkt)
 {
 	struct flow_state *st;
 	struct flow_key fk;
-	__u32 seen = 0, host_ack;
+	__u32 seen = 0, host_ack = 0;
 	bool opening;
 	__be32 ack;
-	int blocks;
+	int blocks, stat = STAT_PASS_NOTHING_TO_DO;
 
 	if (tcp_flow_key(c, pkt, false, &fk))
 		return STAT_PASS_TRUNCATED;
@@ -60,34 +78,40 @@ static __always_inline int ingress_tcp(const struct ctx *c, const struct pkt *pk
 		return STAT_PASS_UNTRACKED;
 	if (pkt->tcp_flags & TCPF_FIN)
 		seen |= FLOW_F_FIN_REMOTE;
-	if (pkt->tcp_flags & TCPF_RST)
+
+	if (pkt->tcp_flags & TCPF_ACK) {
+		if (ctx_load_be32(c, pkt->l4_off + TCP_ACK_OFF, &ack))
+			return STAT_PASS_TRUNCATED;
+		host_ack = bpf_ntohl(ack) - st->seq_delta;
+		if (ctx_replace_be32(c, pkt->l4_off + TCP_ACK_OFF, pkt->l4_off + TCP_CSUM_OFF, ack,
+				     bpf_htonl(host_ack)))
+			return STAT_DROP_ERROR;
+		blocks = ingress_sack(c, pkt, st->seq_delta);
+		if (blocks < 0)
+			return STAT_DROP_ERROR;
+		if (blocks)
+			stat_add(STAT_SACK_BLOCKS, blocks);
+		stat = STAT_ACK_TRANSLATED;
+		/*
+		 * The handshake is done when the peer acknowledges the host's
+		 * SYN and at most a window of data: a blind flood's random acks
+		 * must not move entries into the flow table. A RST never does.
+		 */
+		if (!(pkt->tcp_flags & TCPF_RST) &&
+		    host_ack - (st->host_isn + 1) <= ISN_HANDSHAKE_ACK_WINDOW)
+			seen |= FLOW_F_ESTABLISHED;
+	}
+	if (pkt->tcp_flags & TCPF_RST) {
 		seen |= FLOW_F_RST_REMOTE;
-	if (!(pkt->tcp_flags & TCPF_ACK)) {
-		/* A peer's SYN or a bare RST: nothing of the host's is acknowledged. */
-		flow_note(st, seen, bpf_ktime_get_coarse_ns());
-		return STAT_PASS_NOTHING_TO_DO;
+		if (ingress_rst_acceptable(c, pkt, st, host_ack))
+			seen |= FLOW_F_RST_REMOTE_OK;
 	}
 
-	if (ctx_load_be32(c, pkt->l4_off + TCP_ACK_OFF, &ack))
-		return STAT_PASS_TRUNCATED;
-	host_ack = bpf_ntohl(ack) - st->seq_delta;
-	if (ctx_replace_be32(c, pkt->l4_off + TCP_ACK_OFF, pkt->l4_off + TCP_CSUM_OFF, ack,
-			     bpf_htonl(host_ack)))
-		return STAT_DROP_ERROR;
-	blocks = ingress_sack(c, pkt, st->seq_delta);
-	if (blocks < 0)
-		return STAT_DROP_ERROR;
-	if (blocks)
-		stat_add(STAT_SACK_BLOCKS, blocks);
-
-	/* Serial-number compare (RFC 1982): the peer has acknowledged the host's SYN. */
-	if ((__s32)(host_ack - (st->host_isn + 1)) >= 0)
-		seen |= FLOW_F_ESTABLISHED;
 	if (opening && (seen & FLOW_F_ESTABLISHED))
 		flow_promote(&fk, st, seen, bpf_ktime_get_coarse_ns());
 	else
-		flow_note(st, seen, bpf_ktime_get_coarse_ns());
-	return STAT_ACK_TRANSLATED;
+		flow_note(st, FLOW_MAP(opening), seen, bpf_ktime_get_coarse_ns());
+	return stat;
 }
 
 static __always_inline int datapath_ingress(const struct ctx *c)

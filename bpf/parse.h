@@ -90,12 +90,14 @@ static __always_inline int parse_ip(const struct ctx *c, __u32 off, __u16 eth_pr
 		ihl = iph->ihl * 4;
 		if (iph->frag_off & bpf_htons(IP_MF | IP_OFFSET))
 			return STAT_PASS_FRAGMENT;
-		if (bpf_ntohs(iph->tot_len) < ihl)
-			return STAT_PASS_TRUNCATED;
 		pkt->family = FLOW_FAMILY_IPV4;
 		pkt->proto = iph->protocol;
 		pkt->l4_off = off + ihl;
 		ip_end = off + bpf_ntohs(iph->tot_len);
+		if (!iph->tot_len && c->kind == CTX_SKB)
+			ip_end = ctx_skb_len(c);	/* BIG TCP: the skb, not the field, has the length */
+		else if (bpf_ntohs(iph->tot_len) < ihl)
+			return STAT_PASS_TRUNCATED;
 	} else if (eth_proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6h = ctx_ptr(c, off, IPV6_HLEN);
 
@@ -111,6 +113,8 @@ static __always_inline int parse_ip(const struct ctx *c, __u32 off, __u16 eth_pr
 		pkt->proto = ip6h->nexthdr;
 		pkt->l4_off = off + IPV6_HLEN;
 		ip_end = pkt->l4_off + bpf_ntohs(ip6h->payload_len);
+		if (!ip6h->payload_len && c->kind == CTX_SKB)
+			ip_end = ctx_skb_len(c);	/* BIG TCP over IPv6, as over IPv4 */
 	} else {
 		return STAT_PASS_NOT_IP;
 	}

@@ -90,6 +90,15 @@ enum flow_flag {
 	FLOW_F_FIN_REMOTE = 1 << 4,
 	FLOW_F_RST_LOCAL = 1 << 5,
 	FLOW_F_RST_REMOTE = 1 << 6,
+	/*
+	 * A peer RST the host's stack accepts: its seq is exactly what the
+	 * host last acknowledged (RFC 5961 section 3.2), or, in answer to the
+	 * host's SYN, it acknowledges the SYN (connection refused).
+	 */
+	FLOW_F_RST_REMOTE_OK = 1 << 7,
+	FLOW_F_HOST_ACKED = 1 << 8,	/* host_ack holds the host's latest ack */
+	FLOW_F_MOVED = 1 << 9,		/* this handshake entry was promoted; it lingers briefly */
+	FLOW_F_TIMER = 1 << 10,		/* the entry's timer is set up (see flow_timer_init) */
 };
 
 enum flow_phase {
@@ -100,15 +109,16 @@ enum flow_phase {
 };
 
 /*
- * Only the host's own FIN or RST moves a flow towards its end. The peer's
- * FIN or RST counts once the host has closed too: alone it proves nothing,
- * since anyone who knows the tuple can send one off-path and the host's
- * stack drops it when it is out of window (RFC 5961), and a shorter timeout
- * from it would let such a packet expire an idle, live connection.
+ * Only what the host's stack accepts moves a flow towards its end: its own
+ * FIN or RST, or a peer RST it would take (FLOW_F_RST_REMOTE_OK). Any other
+ * peer FIN or RST counts once the host has closed too: alone it proves
+ * nothing, since anyone who knows the tuple can send one off-path and the
+ * host's stack drops it when it is out of window (RFC 5961), and a shorter
+ * timeout from it would let such a packet expire an idle, live connection.
  */
 static inline enum flow_phase flow_phase_of(__u32 flags)
 {
-	if (flags & FLOW_F_RST_LOCAL)
+	if (flags & (FLOW_F_RST_LOCAL | FLOW_F_RST_REMOTE_OK))
 		return FLOW_PHASE_CLOSED;
 	if (flags & FLOW_F_FIN_LOCAL)
 		return flags & (FLOW_F_FIN_REMOTE | FLOW_F_RST_REMOTE) ? FLOW_PHASE_CLOSED
@@ -133,7 +143,7 @@ struct flow_state {
 	__u32 wire_isn;		/* the keyed ISN that went on the wire */
 	__u32 flags;		/* enum flow_flag */
 	__u32 hash;		/* enum isn_hash the ISN was made with */
-	__u32 pad;
+	__u32 host_ack;		/* the host's latest ack (peer's space): a valid peer RST's seq */
 	__u64 created_ns;
 	__u64 last_seen_ns;
 	struct bpf_timer timer;	/* expires the entry after its phase's idle timeout */
@@ -231,6 +241,12 @@ struct link_info {
  * established connection. Its size follows the flow table's.
  */
 #define ISN_OPENING_MIN 1024
+/*
+ * The peer's ack that completes a handshake acknowledges the host's SYN and
+ * at most this much data (server data in the SYN-ACK, RFC 7413); a random
+ * ack from a blind flood is refused.
+ */
+#define ISN_HANDSHAKE_ACK_WINDOW 65535
 static inline __u32 isn_opening_size(__u32 max_flows)
 {
 	return max_flows / 4 > ISN_OPENING_MIN ? max_flows / 4 : ISN_OPENING_MIN;

@@ -98,7 +98,7 @@ TEST(test_abi_flow_state_matches_btf)
 	static const struct abi_member members[] = {
 		MEMBER(flow_state, seq_delta), MEMBER(flow_state, host_isn),
 		MEMBER(flow_state, wire_isn), MEMBER(flow_state, flags), MEMBER(flow_state, hash),
-		MEMBER(flow_state, pad), MEMBER(flow_state, created_ns),
+		MEMBER(flow_state, host_ack), MEMBER(flow_state, created_ns),
 		MEMBER(flow_state, last_seen_ns), MEMBER(flow_state, timer),
 	};
 

@@ -196,7 +196,11 @@ static void check_syn_rewritten(int family, bool active, enum isn_hash hash)
 		ASSERT_EQ(st.host_isn, host_isn, "host_isn");
 		ASSERT_EQ(st.wire_isn, wire, "wire_isn");
 		ASSERT_EQ(st.seq_delta, wire - host_isn, "seq_delta");
-		ASSERT_EQ(st.flags, active ? FLOW_F_ACTIVE_OPEN : FLOW_F_PASSIVE_OPEN, "flags");
+		ASSERT_EQ(st.flags & ~FLOW_F_TIMER, active ? FLOW_F_ACTIVE_OPEN
+							   : FLOW_F_PASSIVE_OPEN | FLOW_F_HOST_ACKED,
+			  "flags");
+		if (!active)
+			ASSERT_EQ(st.host_ack, 0x7654321, "host_ack: the SYN-ACK's ack");
 		ASSERT_EQ(st.hash, hash, "hash");
 	}
 	ASSERT_EQ(dp_stat(stat), stat_before + 1, "decision counter");
@@ -985,7 +989,8 @@ TEST(test_acknowledged_handshake_moves_to_the_flow_table)
 	ASSERT_TRUE(!opening, "an acknowledged flow lives in isn_flows");
 	ASSERT_EQ(after.seq_delta, before.seq_delta, "seq_delta kept");
 	ASSERT_EQ(after.wire_isn, wire, "wire_isn kept");
-	ASSERT_EQ(after.flags, FLOW_F_PASSIVE_OPEN | FLOW_F_ESTABLISHED, "flags");
+	ASSERT_EQ(after.flags & ~FLOW_F_TIMER,
+		  FLOW_F_PASSIVE_OPEN | FLOW_F_HOST_ACKED | FLOW_F_ESTABLISHED, "flags");
 	ASSERT_EQ(dp_stat(STAT_FLOW_PROMOTED), promoted + 1, "flow_promoted");
 	expect_frame(DP_TC_INGRESS, &ack, &want, "the next ACK, from isn_flows");
 }
@@ -1024,3 +1029,142 @@ TEST(test_unanswered_synacks_never_evict_established_flows)
 	want.seq = 43 + st.seq_delta;
 	expect_frame(DP_TC_EGRESS, &in, &want, "the established flow's next segment");
 }
+
+/* A blind flood's random acks must not complete handshakes (and fill isn_flows). */
+TEST(test_ack_of_more_than_a_window_does_not_complete_a_handshake)
+{
+	uint16_t rport = fresh_port();
+	struct pkt_spec ack;
+	struct flow_state st;
+	struct flow_key fk;
+	bool opening;
+	uint32_t wire;
+
+	if (!dp_setup() || !send_synack(4, 443, rport, 31000, 71000, &wire))
+		return;
+	peer_segment(&ack, 4, 443, rport, TH_ACK, 71001, wire + 1 + 1000000);
+	if (!send_segment(DP_XDP_INGRESS, &ack))
+		return;
+	dp_flow_key_of(&ack, false, &fk);
+	if (!ASSERT_TRUE(dp_flow_get_in(&fk, &st, &opening), "flow entry"))
+		return;
+	ASSERT_TRUE(opening, "still a handshake");
+	ASSERT_TRUE(!(st.flags & FLOW_F_ESTABLISHED), "not established");
+	ack.ack = wire + 1;
+	send_segment(DP_XDP_INGRESS, &ack);
+	ASSERT_TRUE(dp_flow_get_in(&fk, &st, &opening) && !opening, "the real ACK completes it");
+}
+
+/* The host's own ACK (after the peer's SYN-ACK) completes an active open too. */
+TEST(test_host_ack_completes_a_handshake)
+{
+	uint16_t lport = fresh_port();
+	struct flow_state st;
+	struct pkt_spec s;
+	struct flow_key fk;
+	bool opening;
+
+	if (!dp_setup() || !open_flow(6, lport, 80, true, 8000, &st))
+		return;
+	host_segment(&s, 6, lport, 80, TH_ACK, 8001, 90001);
+	if (!send_segment(DP_TC_EGRESS, &s))
+		return;
+	dp_flow_key_of(&s, true, &fk);
+	if (!ASSERT_TRUE(dp_flow_get_in(&fk, &st, &opening), "flow entry"))
+		return;
+	ASSERT_TRUE(!opening, "in isn_flows");
+	ASSERT_EQ(st.host_ack, 90001, "host_ack");
+	ASSERT_EQ(st.flags & ~FLOW_F_TIMER, FLOW_F_ACTIVE_OPEN | FLOW_F_ESTABLISHED | FLOW_F_HOST_ACKED,
+		  "flags");
+}
+
+/* A refused connect (RST|ACK acknowledging the host's SYN) closes the flow; it is not established. */
+TEST(test_refused_connect_closes_the_flow)
+{
+	uint16_t lport = fresh_port();
+	struct flow_state st;
+	struct pkt_spec rst, want;
+	struct flow_key fk;
+	bool opening;
+
+	if (!dp_setup() || !open_flow(4, lport, 81, true, 4444, &st))
+		return;
+	peer_segment(&rst, 4, lport, 81, TH_RST | TH_ACK, 0, st.wire_isn + 1);
+	want = rst;
+	want.ack = 4445;
+	if (!expect_frame(DP_XDP_INGRESS, &rst, &want, "RST|ACK of the SYN"))
+		return;
+	dp_flow_key_of(&rst, false, &fk);
+	if (!ASSERT_TRUE(dp_flow_get_in(&fk, &st, &opening), "flow entry"))
+		return;
+	ASSERT_TRUE(opening, "never moved to isn_flows");
+	ASSERT_TRUE(!(st.flags & FLOW_F_ESTABLISHED), "not established");
+	ASSERT_EQ(flow_phase_of(st.flags), FLOW_PHASE_CLOSED, "phase");
+}
+
+/*
+ * A peer RST closes an established flow only with exactly the seq the host
+ * acknowledged last, as the host's stack demands (RFC 5961 section 3.2).
+ */
+TEST(test_peer_rst_closes_only_at_the_acknowledged_seq)
+{
+	uint16_t lport = fresh_port();
+	struct flow_state st;
+	struct pkt_spec s;
+	struct flow_key fk;
+
+	if (!dp_setup() || !open_flow(4, lport, 82, true, 5555, &st))
+		return;
+	host_segment(&s, 4, lport, 82, TH_ACK, 5556, 0x60000000);
+	send_segment(DP_TC_EGRESS, &s);
+	dp_flow_key_of(&s, true, &fk);
+
+	peer_segment(&s, 4, lport, 82, TH_RST, 0x60000001, 0);
+	send_segment(DP_XDP_INGRESS, &s);
+	if (!ASSERT_TRUE(dp_flow_get(&fk, &st), "flow entry"))
+		return;
+	ASSERT_EQ(flow_phase_of(st.flags), FLOW_PHASE_ESTABLISHED, "phase after an RST one off");
+
+	peer_segment(&s, 4, lport, 82, TH_RST, 0x60000000, 0);
+	send_segment(DP_TC_INGRESS, &s);
+	if (ASSERT_TRUE(dp_flow_get(&fk, &st), "flow entry"))
+		ASSERT_EQ(flow_phase_of(st.flags), FLOW_PHASE_CLOSED, "phase after the exact RST");
+}
+
+/*
+ * BIG TCP: GSO skbs over 64 KiB carry 0 in the IP length field; tc takes the
+ * length from the skb, so their seq is still translated.
+ */
+static void check_big_tcp_segment(int family)
+{
+	uint8_t in[PKT_MAX_LEN], want_frame[PKT_MAX_LEN], out[PKT_MAX_LEN];
+	uint16_t lport = fresh_port();
+	struct flow_state st;
+	struct pkt_spec s, want;
+	struct pkt_layout lay;
+	size_t len, out_len;
+	uint32_t verdict;
+
+	if (!dp_setup() || !open_flow(family, lport, 83, true, 777000, &st))
+		return;
+	host_segment(&s, family, lport, 83, TH_ACK | TH_PSH, 777001, 1);
+	s.payload = (const uint8_t *)"big tcp stands in for 64 KiB+";
+	s.payload_len = 29;
+	want = s;
+	want.seq = s.seq + st.seq_delta;
+	len = pkt_build(&s, in, sizeof(in));
+	pkt_build(&want, want_frame, sizeof(want_frame));
+	pkt_parse(in, len, &lay);
+	for (uint8_t *f = in; f; f = f == in ? want_frame : NULL) {
+		put_be16(f + lay.l3_off + (family == 4 ? 2 : 4), 0);
+		if (family == 4)
+			put_be16(f + lay.l3_off + 10, pkt_ipv4_csum(f, &lay));
+	}
+	if (!dp_run(DP_TC_EGRESS, in, len, out, &out_len, &verdict))
+		return;
+	ASSERT_EQ(verdict, dp_pass_verdict(DP_TC_EGRESS), "verdict");
+	ASSERT_MEMEQ(out, want_frame, len, "seq translated, length field left 0");
+}
+
+TEST(test_big_tcp_zero_length_segment_translated_ipv4) { check_big_tcp_segment(4); }
+TEST(test_big_tcp_zero_length_segment_translated_ipv6) { check_big_tcp_segment(6); }

@@ -266,11 +266,43 @@ static void remove_state(void)
 	rmdir(pin_dir());
 }
 
+/* True while a program id of the record still names a loaded program. */
+static bool link_programs_exist(const struct link_info *info)
+{
+	const uint32_t ids[] = { info->ingress_prog_id, info->egress_prog_id };
+
+	for (size_t i = 0; i < 2; i++) {
+		int fd = ids[i] ? bpf_prog_get_fd_by_id(ids[i]) : -1;
+
+		if (fd >= 0) {
+			close(fd);
+			return true;
+		}
+	}
+	return false;
+}
+
 /*
- * Forgets ifindex in isn_links, and every record of this network namespace
- * whose interface has gone or holds nothing of ours any more (deleted
- * interfaces take their programs with them). Returns how many attachments
- * remain, or -errno.
+ * Whether a record no longer stands for an attachment. In this network
+ * namespace that is asked of the interface itself (deleted interfaces take
+ * their programs with them); elsewhere, of the programs it recorded, which
+ * outlive their interface only while flow timers hold them.
+ */
+static bool link_is_stale(int fd, const struct link_key *key, uint64_t here)
+{
+	struct attachment att;
+	struct link_info info;
+
+	if (key->netns_ino == here) {
+		loader_query((int)key->ifindex, &att);
+		return !att.ingress && !att.egress;
+	}
+	return !bpf_map_lookup_elem(fd, key, &info) && !link_programs_exist(&info);
+}
+
+/*
+ * Forgets ifindex in isn_links, and every record that no longer stands for
+ * an attachment. Returns how many attachments remain, or -errno.
  */
 static int forget_link(int ifindex)
 {
@@ -283,13 +315,10 @@ static int forget_link(int ifindex)
 	if (fd < 0)
 		return fd == -ENOENT ? 0 : fd;
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		struct attachment att;
-
 		cur = next;
 		prev = &cur;
-		if (cur.netns_ino == here &&
-		    ((int)cur.ifindex == ifindex ||
-		     (loader_query((int)cur.ifindex, &att), !att.ingress && !att.egress))) {
+		if ((cur.netns_ino == here && (int)cur.ifindex == ifindex) ||
+		    link_is_stale(fd, &cur, here)) {
 			if (nstale < ISN_MAX_LINKS)
 				stale[nstale++] = cur;
 			continue;
@@ -394,14 +423,14 @@ static int attach_tc(int ifindex, enum bpf_tc_attach_point point, struct bpf_pro
 	return err;
 }
 
-static void detach_tc(int ifindex, enum bpf_tc_attach_point point)
+static int detach_tc(int ifindex, enum bpf_tc_attach_point point)
 {
 	struct bpf_tc_hook hook;
 	struct bpf_tc_opts opts;
 
 	tc_hook(&hook, ifindex, point);
 	tc_filter_opts(&opts);
-	bpf_tc_detach(&hook, &opts);
+	return bpf_tc_detach(&hook, &opts);
 }
 
 /* Removes the clsact qdisc this attach created (and so nobody else uses yet). */
@@ -624,25 +653,34 @@ static int detach_locked(const char *ifname, int ifindex, bool keep_state)
 		cli_error("detach %s: not attached", ifname);
 		return -ENOENT;
 	}
-	/* Egress first: from here on no SYN gets a keyed ISN on this interface. */
+	/*
+	 * Egress first: from here on no SYN gets a keyed ISN on this interface.
+	 * If it stays, ingress must stay too, or live flows lose their acks.
+	 */
 	if (att.egress) {
-		struct bpf_tc_hook hook;
-		struct bpf_tc_opts opts;
-
-		tc_hook(&hook, ifindex, BPF_TC_EGRESS);
-		tc_filter_opts(&opts);
-		err = bpf_tc_detach(&hook, &opts);
-		if (err)
-			cli_error("detach %s: tc egress detach failed: %s", ifname, strerror(-err));
+		err = detach_tc(ifindex, BPF_TC_EGRESS);
+		if (err) {
+			cli_error("detach %s: tc egress detach failed: %s (nothing detached)", ifname,
+				  strerror(-err));
+			return err;
+		}
 	}
-	if (att.ingress && att.ingress_kind == LINK_INGRESS_TC)
-		detach_tc(ifindex, BPF_TC_INGRESS);
-	else if (att.ingress && detach_xdp(ifname, ifindex))
+	if (att.ingress && att.ingress_kind == LINK_INGRESS_TC) {
+		err = detach_tc(ifindex, BPF_TC_INGRESS);
+		if (err)
+			cli_error("detach %s: tc ingress detach failed: %s", ifname, strerror(-err));
+	} else if (att.ingress && detach_xdp(ifname, ifindex)) {
 		err = -EIO;
+	}
 	if (err)
-		return err;
+		return err;	/* state and record stay: something still uses them */
 
 	remaining = forget_link(ifindex);
+	if (remaining < 0) {
+		cli_error("detach %s: update %s: %s (state kept)", ifname, ISN_MAP_LINKS,
+			  strerror(-remaining));
+		return 0;
+	}
 	if (!keep_state && remaining == 0)
 		remove_state();
 	printf("detached from %s (%s)\n", ifname,
