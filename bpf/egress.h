@@ -12,57 +12,8 @@
 #include "flow.h"
 #include "isn.h"
 #include "parse.h"
+#include "tcp.h"
 #include "tcpopt.h"
-
-#define TCP_SEQ_OFF 4
-#define TCP_ACK_OFF 8
-#define TCP_CSUM_OFF 16
-
-/*
- * The flow key of a TCP segment. Local is the protected host: the source of
- * what it sends (egress), the destination of what it receives.
- */
-static __always_inline int tcp_flow_key(const struct ctx *c, const struct pkt *pkt,
-					bool egress, struct flow_key *fk)
-{
-	struct tcphdr *th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
-	const void *src, *dst;
-
-	if (!th)
-		return -1;
-	if (pkt->family == FLOW_FAMILY_IPV4) {
-		struct iphdr *iph = ctx_ptr(c, pkt->l3_off, IPV4_HLEN_MIN);
-
-		if (!iph)
-			return -1;
-		src = &iph->saddr;
-		dst = &iph->daddr;
-	} else {
-		struct ipv6hdr *ip6h = ctx_ptr(c, pkt->l3_off, IPV6_HLEN);
-
-		if (!ip6h)
-			return -1;
-		src = &ip6h->saddr;
-		dst = &ip6h->daddr;
-	}
-	if (egress)
-		flow_key_fill(fk, pkt->family, src, dst, th->source, th->dest);
-	else
-		flow_key_fill(fk, pkt->family, dst, src, th->dest, th->source);
-	return 0;
-}
-
-/* Adds delta to the 32-bit sequence-space field at off (TCP checksum follows). */
-static __always_inline int tcp_shift_field(const struct ctx *c, const struct pkt *pkt,
-					   __u32 off, __u32 delta)
-{
-	__be32 old;
-
-	if (ctx_load_be32(c, off, &old))
-		return -1;
-	return ctx_replace_be32(c, off, pkt->l4_off + TCP_CSUM_OFF, old,
-				bpf_htonl(bpf_ntohl(old) + delta));
-}
 
 /*
  * A new flow, or a new connection on a reused tuple: fresh keyed ISN.

@@ -12,7 +12,10 @@
 #ifndef ISNGUARD_BPF_ICMP_H
 #define ISNGUARD_BPF_ICMP_H
 
-#include "egress.h"
+#include "ctx.h"
+#include "flow.h"
+#include "parse.h"
+#include "tcp.h"
 
 #define ICMP_DEST_UNREACH 3
 #define ICMP_TIME_EXCEEDED 11

@@ -9,8 +9,12 @@
 #ifndef ISNGUARD_BPF_INGRESS_H
 #define ISNGUARD_BPF_INGRESS_H
 
-#include "egress.h"
+#include "ctx.h"
+#include "flow.h"
 #include "icmp.h"
+#include "parse.h"
+#include "tcp.h"
+#include "tcpopt.h"
 
 /* SACK block edges acknowledge host data: each goes back by delta. Returns blocks done or -1. */
 static __always_inline int ingress_sack(const struct ctx *c, const struct pkt *pkt,

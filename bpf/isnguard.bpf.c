@@ -13,6 +13,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "compiler.h"
+#include "egress.h"
 #include "ingress.h"
 
 SEC("xdp")

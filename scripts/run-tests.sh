@@ -14,6 +14,13 @@ fi
 
 passed=0 failed=0 skipped=0 status=0
 
+# The unit tests pin maps as the CLI does, on the bpffs at /sys/fs/bpf; a
+# fresh machine may not have it mounted yet (the CLI mounts it on attach).
+if ! mountpoint -q /sys/fs/bpf; then
+	echo "isnguard tests: mounting the bpffs at /sys/fs/bpf"
+	mount -t bpf bpf /sys/fs/bpf -o mode=0700 || exit 1
+fi
+
 # Adds a suite's closing "N passed, N failed[, N skipped]" to the totals.
 count() {
 	local line
