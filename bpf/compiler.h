@@ -6,4 +6,9 @@
 #define __maybe_unused __attribute__((unused))
 #endif
 
+/* Whether a __weak kfunc exists in the running kernel (libbpf 1.1 lacks the macro). */
+#ifndef bpf_ksym_exists
+#define bpf_ksym_exists(sym) (!!(sym))
+#endif
+
 #endif /* ISNGUARD_BPF_COMPILER_H */

@@ -20,7 +20,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, ISN_KEY_SLOTS);
 	__type(key, __u32);
 	__type(value, struct isn_key);
 	__uint(map_flags, BPF_F_WRONLY | BPF_F_RDONLY_PROG);
@@ -41,11 +41,12 @@ static __always_inline struct isn_config *config_get(void)
 	return bpf_map_lookup_elem(&isn_config, &zero);
 }
 
-static __always_inline const struct isn_key *key_get(void)
+/* The key of generation gen (isn_config.key_gen says which is current). */
+static __always_inline const struct isn_key *key_get(__u32 gen)
 {
-	__u32 zero = 0;
+	__u32 slot = gen & (ISN_KEY_SLOTS - 1);
 
-	return bpf_map_lookup_elem(&isn_key, &zero);
+	return bpf_map_lookup_elem(&isn_key, &slot);
 }
 
 #endif /* ISNGUARD_BPF_CONFIG_H */

@@ -26,6 +26,7 @@ enum ctx_kind {
  * mode OK ends classification, and filters after ours would never run.
  */
 #define TC_ACT_UNSPEC (-1)
+#define TC_ACT_OK 0
 #define TC_ACT_SHOT 2
 
 /* Bound on header offsets, so the verifier can check packet arithmetic. */

@@ -25,10 +25,13 @@ static __always_inline struct flow_state *egress_flow_start(const struct flow_ke
 							    __u32 acked, __u64 now)
 {
 	const struct isn_config *cfg = config_get();
-	const struct isn_key *key = key_get();
+	const struct isn_key *key;
 	__u32 hash, wire_isn;
 
-	if (!cfg || !key)
+	if (!cfg)
+		return NULL;
+	key = key_get(cfg->key_gen);
+	if (!key)
 		return NULL;
 	hash = cfg->hash;
 	wire_isn = isn_compute(key, hash, fk, now);

@@ -118,17 +118,12 @@ static __always_inline int ingress_tcp(const struct ctx *c, const struct pkt *pk
 	return stat;
 }
 
-static __always_inline int datapath_ingress(const struct ctx *c)
+/* A segment parse_packet(c, pkt, true) accepted: TCP, or ICMP for the error path. */
+static __always_inline int datapath_ingress(const struct ctx *c, const struct pkt *pkt)
 {
-	struct pkt pkt = {};
-	int err;
-
-	err = parse_packet(c, &pkt, true);
-	if (err != PARSE_OK)
-		return err;
-	if (pkt.proto == IPPROTO_TCP)
-		return ingress_tcp(c, &pkt);
-	return ingress_icmp(c, &pkt);
+	if (pkt->proto == IPPROTO_TCP)
+		return ingress_tcp(c, pkt);
+	return ingress_icmp(c, pkt);
 }
 
 #endif /* ISNGUARD_BPF_INGRESS_H */

@@ -15,34 +15,9 @@
 #define ISNGUARD_BPF_ISN_H
 
 #include "isnguard.h"
-#include "siphash.h"
 #include "md5.h"
-
-/* Room for the longest hash input, T || K of an IPv6 flow (52 bytes). */
-#define ISN_INPUT_MAX 64
-
-union isn_input {
-	__u8 bytes[ISN_INPUT_MAX];
-	__u64 words[ISN_INPUT_MAX / 8];	/* alignment for whole-word loads */
-};
-
-/* Writes T for fk into in; returns its length. */
-static __always_inline __u32 isn_tuple_bytes(const struct flow_key *fk,
-					     union isn_input *in)
-{
-	if (fk->family == FLOW_FAMILY_IPV4) {
-		__builtin_memcpy(&in->bytes[0], fk->local_addr, 4);
-		__builtin_memcpy(&in->bytes[4], &fk->local_port, 2);
-		__builtin_memcpy(&in->bytes[6], fk->remote_addr, 4);
-		__builtin_memcpy(&in->bytes[10], &fk->remote_port, 2);
-		return ISN_TUPLE4_LEN;
-	}
-	__builtin_memcpy(&in->bytes[0], fk->local_addr, 16);
-	__builtin_memcpy(&in->bytes[16], &fk->local_port, 2);
-	__builtin_memcpy(&in->bytes[18], fk->remote_addr, 16);
-	__builtin_memcpy(&in->bytes[34], &fk->remote_port, 2);
-	return ISN_TUPLE6_LEN;
-}
+#include "siphash.h"
+#include "tuple.h"
 
 static __always_inline __u32 isn_f_siphash(const struct isn_key *key,
 					   const struct flow_key *fk)

@@ -2,12 +2,16 @@
 /*
  * isnguard datapath. Egress (tc): the host's SYN/SYN-ACK gets the keyed
  * RFC 6528 ISN, later segments seq += delta. Ingress (XDP, or tc where XDP
- * is not wanted): ack, SACK edges and ICMP-quoted seq -= delta. Each program
- * parses, looks up, decides, rewrites, and ends in one counter.
+ * is not wanted): ack, SACK edges and ICMP-quoted seq -= delta. The SYN
+ * proxy (bpf/synproxy.h) answers SYNs to protected ports in XDP and turns
+ * valid cookie ACKs into connections at tc ingress. Each program parses,
+ * looks up, decides, rewrites, and ends in one counter.
  *
- * Size after verification (bpftool prog show, xlated / 8): isnguard_xdp
- * 1938 instructions, isnguard_tc_ingress 2010, isnguard_tc_egress 4533; the
- * TCP option walk is a bpf_loop callback, verified once.
+ * Size after verification (bpf_prog_info xlated_prog_len / 8): see
+ * `make bench` or `bpftool prog show`; isnguard_xdp 4066, isnguard_tc_ingress
+ * 3102, isnguard_tc_cookie 1326, isnguard_xdp_cookie 2375,
+ * isnguard_tc_egress 4533 instructions; the option walks are bpf_loop
+ * callbacks, verified once.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -15,25 +19,121 @@
 #include "compiler.h"
 #include "egress.h"
 #include "ingress.h"
+#include "synproxy.h"
+
+static __always_inline bool tcp_is_syn(const struct pkt *pkt)
+{
+	return pkt->proto == IPPROTO_TCP && (pkt->tcp_flags & (TCPF_SYN | TCPF_ACK)) == TCPF_SYN;
+}
+
+/* XDP: SYNs to protected ports get a cookie; with translate, the rest is translated. */
+static __always_inline int xdp_ingress(const struct ctx *c, bool translate)
+{
+	struct pkt pkt = {};
+	int stat;
+
+	stat = parse_packet(c, &pkt, translate);
+	if (stat != PARSE_OK)
+		return stat;
+	if (tcp_is_syn(&pkt)) {
+		stat = synproxy_syn(c, &pkt);
+		if (stat != SYNPROXY_NOT_MINE)
+			return stat;
+	}
+	if (!translate)
+		return pkt.proto == IPPROTO_TCP ? STAT_PASS_UNTRACKED : STAT_PASS_NOT_TCP;
+	return datapath_ingress(c, &pkt);
+}
+
+static __always_inline int xdp_verdict(int stat)
+{
+	if (stat == STAT_COOKIE_SENT)
+		return XDP_TX;
+	return stat == STAT_DROP_ERROR ? XDP_DROP : XDP_PASS;
+}
 
 SEC("xdp")
 int isnguard_xdp(struct xdp_md *xdp)
 {
 	struct ctx c = { .ctx = xdp, .kind = CTX_XDP };
-	int stat = datapath_ingress(&c);
+	int stat = xdp_ingress(&c, true);
 
 	stat_inc(stat);
-	return stat == STAT_DROP_ERROR ? XDP_DROP : XDP_PASS;
+	return xdp_verdict(stat);
 }
 
+/* The SYN-proxy half alone, beside `--ingress tc`, where tc translates. */
+SEC("xdp")
+int isnguard_xdp_cookie(struct xdp_md *xdp)
+{
+	struct ctx c = { .ctx = xdp, .kind = CTX_XDP };
+	int stat = xdp_ingress(&c, false);
+
+	/* Everything but SYNs is tc's to count. */
+	if (stat >= STAT_SYN_SEEN || stat == STAT_DROP_ERROR)
+		stat_inc(stat);
+	return xdp_verdict(stat);
+}
+
+static __always_inline int tc_verdict(int stat)
+{
+	switch (stat) {
+	case STAT_COOKIE_HANDSHAKE:
+		return TC_ACT_OK;	/* the skb carries its request socket to the stack */
+	case STAT_DROP_ERROR:
+	case STAT_COOKIE_BAD_MAC:
+	case STAT_COOKIE_EXPIRED:
+	case STAT_COOKIE_UNKNOWN_KEY:
+	case STAT_COOKIE_QUEUE_FULL:
+	case STAT_COOKIE_ASSIGN_ERROR:
+		return TC_ACT_SHOT;
+	}
+	return TC_ACT_UNSPEC;
+}
+
+/* tc ingress instead of XDP (`--ingress tc`): translation, then cookie ACKs. */
 SEC("tc")
 int isnguard_tc_ingress(struct __sk_buff *skb)
 {
 	struct ctx c = { .ctx = skb, .kind = CTX_SKB };
-	int stat = datapath_ingress(&c);
+	struct pkt pkt = {};
+	int stat, cookie;
 
+	stat = parse_packet(&c, &pkt, true);
+	if (stat == PARSE_OK)
+		stat = datapath_ingress(&c, &pkt);
+	if (stat == STAT_PASS_UNTRACKED && synproxy_ack_candidate(&c, &pkt)) {
+		cookie = synproxy_ack(&c, &pkt);
+		if (cookie != SYNPROXY_NOT_MINE)
+			stat = cookie;
+	}
 	stat_inc(stat);
-	return stat == STAT_DROP_ERROR ? TC_ACT_SHOT : TC_ACT_UNSPEC;
+	return tc_verdict(stat);
+}
+
+/*
+ * Beside XDP ingress: only ACKs to protected ports that no rewritten flow
+ * owns. XDP has counted every packet already; this counts only its own
+ * decisions on cookie ACKs.
+ */
+SEC("tc")
+int isnguard_tc_cookie(struct __sk_buff *skb)
+{
+	struct ctx c = { .ctx = skb, .kind = CTX_SKB };
+	struct pkt pkt = {};
+	struct flow_key fk;
+	bool opening;
+	int stat;
+
+	if (parse_packet(&c, &pkt, false) != PARSE_OK || !synproxy_ack_candidate(&c, &pkt))
+		return TC_ACT_UNSPEC;
+	if (tcp_flow_key(&c, &pkt, false, &fk) || flow_lookup(&fk, &opening))
+		return TC_ACT_UNSPEC;
+	stat = synproxy_ack(&c, &pkt);
+	if (stat == SYNPROXY_NOT_MINE)
+		return TC_ACT_UNSPEC;
+	stat_inc(stat);
+	return tc_verdict(stat);
 }
 
 SEC("tc")
@@ -43,7 +143,7 @@ int isnguard_tc_egress(struct __sk_buff *skb)
 	int stat = datapath_egress(&c);
 
 	stat_inc(stat);
-	return stat == STAT_DROP_ERROR ? TC_ACT_SHOT : TC_ACT_UNSPEC;
+	return tc_verdict(stat);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -22,6 +22,8 @@ enum isn_hash {
 };
 
 #define ISN_KEY_LEN 16
+/* isn_key holds two keys, the current and the previous one (isn_config.key_gen). */
+#define ISN_KEY_SLOTS 2
 
 /*
  * 128-bit secret. SipHash reads it as k0 = LE64(bytes[0..7]) and
@@ -70,6 +72,15 @@ struct isn_config {
 	__u32 timeout_established;
 	__u32 timeout_closing;		/* the host sent FIN */
 	__u32 timeout_closed;		/* FIN or RST both ways, or the host's RST */
+	/*
+	 * Key rotation: the key in use is isn_key[key_gen & 1]; `key rotate`
+	 * writes the other entry, then bumps key_gen and stamps key_rotated_ns
+	 * (CLOCK_MONOTONIC), so SYN cookies made with the previous key stay
+	 * valid for a cookie lifetime after it (include: COOKIE_SLOT_SHIFT).
+	 */
+	__u32 key_gen;
+	__u32 pad;
+	__u64 key_rotated_ns;
 };
 
 #define ISN_DEFAULT_TIMEOUT_OPENING 120
@@ -181,7 +192,27 @@ struct flow_state {
 	X(STAT_FLOW_EXPIRED,		"flow_expired")			\
 	X(STAT_FLOW_REMOVED,		"flow_removed")			\
 	X(STAT_FLOW_PROMOTED,		"flow_promoted")		\
-	X(STAT_FLOW_TIMER_ERROR,	"flow_timer_error")
+	X(STAT_FLOW_TIMER_ERROR,	"flow_timer_error")		\
+	/* SYN cookies (bpf/synproxy.h): XDP decisions on SYNs */	\
+	X(STAT_SYN_SEEN,		"syn_seen")			\
+	X(STAT_COOKIE_SENT,		"cookie_sent")			\
+	X(STAT_SYN_PASSED_AUTO,		"syn_passed_auto")		\
+	X(STAT_SYN_PASSED_SOCKET,	"syn_passed_socket")		\
+	X(STAT_SYN_NO_LISTENER,		"syn_no_listener")		\
+	X(STAT_SYN_UNANSWERABLE,	"syn_unanswerable")		\
+	/* SYN cookies: tc ingress decisions on ACKs to protected ports */ \
+	X(STAT_COOKIE_HANDSHAKE,	"cookie_handshake_to_stack")	\
+	X(STAT_COOKIE_ACK_SOCKET,	"cookie_ack_socket_exists")	\
+	X(STAT_COOKIE_ACK_NO_LISTENER,	"cookie_ack_no_listener")	\
+	X(STAT_COOKIE_BAD_MAC,		"cookie_ack_invalid_mac")	\
+	X(STAT_COOKIE_EXPIRED,		"cookie_ack_invalid_expired")	\
+	X(STAT_COOKIE_UNKNOWN_KEY,	"cookie_ack_invalid_key")	\
+	X(STAT_COOKIE_QUEUE_FULL,	"cookie_ack_queue_full")	\
+	X(STAT_COOKIE_ASSIGN_ERROR,	"cookie_ack_assign_error")	\
+	/* SYN cookies: events */					\
+	X(STAT_COOKIE_ACK_VALID,	"cookie_ack_valid")		\
+	X(STAT_AUTO_ON,			"synproxy_auto_on")		\
+	X(STAT_AUTO_OFF,		"synproxy_auto_off")
 
 #define ISNGUARD_STAT_ENUM(name, text) name,
 enum isn_stat {
@@ -233,6 +264,9 @@ struct link_info {
 #define ISN_MAP_KEY "isn_key"
 #define ISN_MAP_STATS "isn_stats"
 #define ISN_MAP_LINKS "isn_links"
+#define ISN_MAP_SYNPROXY "isn_synproxy"
+#define ISN_MAP_SYNPROXY_PORTS "isn_synproxy_ports"
+#define ISN_MAP_SYN_RATE "isn_syn_rate"
 #define ISN_DEFAULT_MAX_FLOWS 262144
 /*
  * Handshakes wait in a table of their own (isn_opening, same key and value)
@@ -251,5 +285,84 @@ static inline __u32 isn_opening_size(__u32 max_flows)
 {
 	return max_flows / 4 > ISN_OPENING_MIN ? max_flows / 4 : ISN_OPENING_MIN;
 }
+
+/* ---- SYN cookies (bpf/cookie.h, bpf/synproxy.h; user/ref/cookie_ref.c) ---- */
+
+enum synproxy_mode {
+	SYNPROXY_OFF = 0,
+	SYNPROXY_ALWAYS = 1,	/* every SYN to a protected port gets a cookie */
+	SYNPROXY_AUTO = 2,	/* only while the port's SYN rate is above syn_threshold */
+};
+
+/* What the host's TCP stack would negotiate (its sysctls), so the SYN-ACK offers only that. */
+enum synproxy_flag {
+	SYNPROXY_F_SACK = 1 << 0,	/* net.ipv4.tcp_sack */
+	SYNPROXY_F_TIMESTAMPS = 1 << 1,	/* net.ipv4.tcp_timestamps */
+	SYNPROXY_F_WSCALE = 1 << 2,	/* net.ipv4.tcp_window_scaling */
+	SYNPROXY_F_ECN = 1 << 3,	/* net.ipv4.tcp_ecn 1 or 2: the host accepts ECN */
+};
+
+/* The SYN proxy's settings (map isn_synproxy, one entry; ports in isn_synproxy_ports). */
+struct synproxy_config {
+	__u32 mode;		/* enum synproxy_mode */
+	__u32 flags;		/* enum synproxy_flag */
+	__u32 syn_threshold;	/* auto: SYNs per second to one port that switch cookies on */
+	__u32 rcv_wscale;	/* the scale the host's sockets use (its tcp_rmem rule) */
+	__u32 window;		/* window of the SYN-ACK, unscaled, non-zero */
+	__u32 pad;
+};
+
+/* Protected ports: a bitmap of 65536 bits in 64-bit words, indexed by port (host order). */
+#define SYNPROXY_PORT_WORDS 1024
+
+/* Per-port SYN rate for auto mode (map isn_syn_rate, indexed by port). */
+struct syn_rate {
+	__u64 window_start_ns;	/* start of the current one-second window */
+	__u32 syns;		/* SYNs in the current window */
+	__u32 active;		/* 1 while cookies answer this port */
+};
+
+/*
+ * Cookie = the ISN of the SYN-ACK (RFC 4987 section 3.6, with the options
+ * kept as FreeBSD's syncookies do):
+ *
+ *   31                        12 11  10  9    8     7    6     3 2     0
+ *   |     MAC (20 bits)         | slot |key| ECN | SACK | wscale | mss  |
+ *
+ * mss: index into cookie_mss4/6; wscale: 0 none, else the client's shift + 1;
+ * slot: the low 2 bits of the time slot (CLOCK_MONOTONIC >> COOKIE_SLOT_SHIFT);
+ * key: isn_config.key_gen & 1. h = SipHash-2-4(key, T || client ISN (BE32)
+ * || slot (LE32) || options (LE32: the low 9 bits above, bit 9 = timestamps))
+ * with T the RFC 6528 tuple of the host (local first); MAC = h >> 44 and,
+ * when the client sends timestamps, the SYN-ACK's TSval = (u32)h, checked
+ * against the ACK's TSecr.
+ */
+#define COOKIE_MSS_BITS 3
+#define COOKIE_MSS_MASK ((1u << COOKIE_MSS_BITS) - 1)
+#define COOKIE_WSCALE_SHIFT 3
+#define COOKIE_WSCALE_MASK 0xfu
+#define COOKIE_SACK (1u << 7)
+#define COOKIE_ECN (1u << 8)
+#define COOKIE_OPT_MASK 0x1ffu
+#define COOKIE_TS_INPUT (1u << 9)	/* in the MAC input only */
+#define COOKIE_KEY_SHIFT 9
+#define COOKIE_SLOT_SHIFT_BITS 10
+#define COOKIE_SLOT_MASK 3u
+#define COOKIE_MAC_SHIFT 12
+#define COOKIE_MAC_BITS 20
+/* A slot is 2^36 ns (68.7 s); the current and previous slot are accepted. */
+#define COOKIE_SLOT_SHIFT 36
+/* The previous key is accepted this long after a rotation: a cookie's longest life. */
+#define COOKIE_LIFETIME_NS (2ULL << COOKIE_SLOT_SHIFT)
+#define COOKIE_TCP_WSCALE_MAX 14
+#define COOKIE_MSS_ENTRIES 8
+
+/* MSS values a cookie can carry; the client's is rounded down to one of them. */
+#define COOKIE_MSS4_TABLE { 536, 1200, 1300, 1380, 1420, 1440, 1460, 8960 }
+#define COOKIE_MSS6_TABLE { 1220, 1280, 1340, 1380, 1400, 1420, 1440, 8940 }
+
+/* T || ISN || slot || options, for IPv4 and IPv6. */
+#define COOKIE_INPUT4_LEN (ISN_TUPLE4_LEN + 12)
+#define COOKIE_INPUT6_LEN (ISN_TUPLE6_LEN + 12)
 
 #endif /* ISNGUARD_H */

@@ -88,9 +88,27 @@ TEST(test_abi_isn_config_matches_btf)
 		MEMBER(isn_config, hash), MEMBER(isn_config, flags),
 		MEMBER(isn_config, timeout_opening), MEMBER(isn_config, timeout_established),
 		MEMBER(isn_config, timeout_closing), MEMBER(isn_config, timeout_closed),
+		MEMBER(isn_config, key_gen), MEMBER(isn_config, pad),
+		MEMBER(isn_config, key_rotated_ns),
 	};
 
-	check_struct(DATAPATH_OBJ, "isn_config", sizeof(struct isn_config), members, 6);
+	check_struct(DATAPATH_OBJ, "isn_config", sizeof(struct isn_config), members, 9);
+}
+
+TEST(test_abi_synproxy_records_match_btf)
+{
+	static const struct abi_member config_members[] = {
+		MEMBER(synproxy_config, mode), MEMBER(synproxy_config, flags),
+		MEMBER(synproxy_config, syn_threshold), MEMBER(synproxy_config, rcv_wscale),
+		MEMBER(synproxy_config, window), MEMBER(synproxy_config, pad),
+	};
+	static const struct abi_member rate_members[] = {
+		MEMBER(syn_rate, window_start_ns), MEMBER(syn_rate, syns), MEMBER(syn_rate, active),
+	};
+
+	check_struct(DATAPATH_OBJ, "synproxy_config", sizeof(struct synproxy_config),
+		     config_members, 6);
+	check_struct(DATAPATH_OBJ, "syn_rate", sizeof(struct syn_rate), rate_members, 3);
 }
 
 TEST(test_abi_flow_state_matches_btf)
@@ -162,7 +180,9 @@ TEST(test_abi_structs_have_no_implicit_padding)
 {
 	ASSERT_EQ(sizeof(struct flow_key), 16 + 16 + 2 + 2 + 1 + 3, "flow_key size");
 	ASSERT_EQ(sizeof(struct isn_key), ISN_KEY_LEN, "isn_key size");
-	ASSERT_EQ(sizeof(struct isn_config), 6 * 4, "isn_config size");
+	ASSERT_EQ(sizeof(struct isn_config), 8 * 4 + 8, "isn_config size");
+	ASSERT_EQ(sizeof(struct synproxy_config), 6 * 4, "synproxy_config size");
+	ASSERT_EQ(sizeof(struct syn_rate), 8 + 2 * 4, "syn_rate size");
 	ASSERT_EQ(sizeof(struct flow_state), 6 * 4 + 2 * 8 + 16, "flow_state size");
 	ASSERT_EQ(sizeof(struct link_key), 8 + 4 + 4, "link_key size");
 	ASSERT_EQ(sizeof(struct link_info), 16 + 4 * 4 + 8, "link_info size");

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The RFC 6528 tuple T of a flow as hash input: local address || local port
+ * || remote address || remote port, network byte order, 12 bytes for IPv4
+ * and 36 for IPv6. The ISN (isn.h) and the SYN cookie (cookie.h) hash it.
+ */
+#ifndef ISNGUARD_BPF_TUPLE_H
+#define ISNGUARD_BPF_TUPLE_H
+
+#include "isnguard.h"
+
+/* Room for the longest hash input, T || K of an IPv6 flow (52 bytes). */
+#define ISN_INPUT_MAX 64
+
+union isn_input {
+	__u8 bytes[ISN_INPUT_MAX];
+	__u64 words[ISN_INPUT_MAX / 8];	/* alignment for whole-word loads */
+};
+
+/* Writes T for fk into in; returns its length. */
+static __always_inline __u32 isn_tuple_bytes(const struct flow_key *fk,
+					     union isn_input *in)
+{
+	if (fk->family == FLOW_FAMILY_IPV4) {
+		__builtin_memcpy(&in->bytes[0], fk->local_addr, 4);
+		__builtin_memcpy(&in->bytes[4], &fk->local_port, 2);
+		__builtin_memcpy(&in->bytes[6], fk->remote_addr, 4);
+		__builtin_memcpy(&in->bytes[10], &fk->remote_port, 2);
+		return ISN_TUPLE4_LEN;
+	}
+	__builtin_memcpy(&in->bytes[0], fk->local_addr, 16);
+	__builtin_memcpy(&in->bytes[16], &fk->local_port, 2);
+	__builtin_memcpy(&in->bytes[18], fk->remote_addr, 16);
+	__builtin_memcpy(&in->bytes[34], &fk->remote_port, 2);
+	return ISN_TUPLE6_LEN;
+}
+
+#endif /* ISNGUARD_BPF_TUPLE_H */
