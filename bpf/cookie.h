@@ -38,14 +38,25 @@ static __always_inline __u32 cookie_slot(__u64 now_ns)
 	return (__u32)(now_ns >> COOKIE_SLOT_SHIFT);
 }
 
-/* Entry index of the family's table (locals: clang folds them, no .rodata to load). */
+/*
+ * Entry index of the family's table. A switch, not an array: a constant
+ * array would become a .rodata map of its own, which the loader would have
+ * to load and pin beside the state.
+ */
 static __always_inline __u16 cookie_mss_value(__u8 family, __u32 index)
 {
-	const __u16 mss4[COOKIE_MSS_ENTRIES] = COOKIE_MSS4_TABLE;
-	const __u16 mss6[COOKIE_MSS_ENTRIES] = COOKIE_MSS6_TABLE;
+	const bool v4 = family == FLOW_FAMILY_IPV4;
 
-	index &= COOKIE_MSS_MASK;
-	return family == FLOW_FAMILY_IPV4 ? mss4[index] : mss6[index];
+	switch (index & COOKIE_MSS_MASK) {
+	case 0: return v4 ? COOKIE_MSS4_0 : COOKIE_MSS6_0;
+	case 1: return v4 ? COOKIE_MSS4_1 : COOKIE_MSS6_1;
+	case 2: return v4 ? COOKIE_MSS4_2 : COOKIE_MSS6_2;
+	case 3: return v4 ? COOKIE_MSS4_3 : COOKIE_MSS6_3;
+	case 4: return v4 ? COOKIE_MSS4_4 : COOKIE_MSS6_4;
+	case 5: return v4 ? COOKIE_MSS4_5 : COOKIE_MSS6_5;
+	case 6: return v4 ? COOKIE_MSS4_6 : COOKIE_MSS6_6;
+	default: return v4 ? COOKIE_MSS4_7 : COOKIE_MSS6_7;
+	}
 }
 
 /* The largest table MSS not above limit (the smallest entry if none is). */

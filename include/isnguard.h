@@ -357,9 +357,31 @@ struct syn_rate {
 #define COOKIE_TCP_WSCALE_MAX 14
 #define COOKIE_MSS_ENTRIES 8
 
-/* MSS values a cookie can carry; the client's is rounded down to one of them. */
-#define COOKIE_MSS4_TABLE { 536, 1200, 1300, 1380, 1420, 1440, 1460, 8960 }
-#define COOKIE_MSS6_TABLE { 1220, 1280, 1340, 1380, 1400, 1420, 1440, 8940 }
+/*
+ * MSS values a cookie can carry, ascending; the client's is rounded down to
+ * one of them (536 and 1220 are the IPv4 and IPv6 minimums, 1460 and 1440
+ * Ethernet, the others common tunnel and PPPoE paths, 8960 and 8940 jumbo).
+ */
+#define COOKIE_MSS4_0 536
+#define COOKIE_MSS4_1 1200
+#define COOKIE_MSS4_2 1300
+#define COOKIE_MSS4_3 1380
+#define COOKIE_MSS4_4 1420
+#define COOKIE_MSS4_5 1440
+#define COOKIE_MSS4_6 1460
+#define COOKIE_MSS4_7 8960
+#define COOKIE_MSS6_0 1220
+#define COOKIE_MSS6_1 1280
+#define COOKIE_MSS6_2 1340
+#define COOKIE_MSS6_3 1380
+#define COOKIE_MSS6_4 1400
+#define COOKIE_MSS6_5 1420
+#define COOKIE_MSS6_6 1440
+#define COOKIE_MSS6_7 8940
+#define COOKIE_MSS4_TABLE { COOKIE_MSS4_0, COOKIE_MSS4_1, COOKIE_MSS4_2, COOKIE_MSS4_3, \
+			    COOKIE_MSS4_4, COOKIE_MSS4_5, COOKIE_MSS4_6, COOKIE_MSS4_7 }
+#define COOKIE_MSS6_TABLE { COOKIE_MSS6_0, COOKIE_MSS6_1, COOKIE_MSS6_2, COOKIE_MSS6_3, \
+			    COOKIE_MSS6_4, COOKIE_MSS6_5, COOKIE_MSS6_6, COOKIE_MSS6_7 }
 
 /* T || ISN || slot || options, for IPv4 and IPv6. */
 #define COOKIE_INPUT4_LEN (ISN_TUPLE4_LEN + 12)

@@ -102,7 +102,7 @@ static bool state_create(struct pinned_state *st)
 	st->config_fd = create_pinned(st, BPF_MAP_TYPE_ARRAY, ISN_MAP_CONFIG, sizeof(__u32),
 				      sizeof(struct isn_config), 1, 0);
 	st->key_fd = create_pinned(st, BPF_MAP_TYPE_ARRAY, ISN_MAP_KEY, sizeof(__u32),
-				   sizeof(struct isn_key), 1, BPF_F_WRONLY);
+				   sizeof(struct isn_key), ISN_KEY_SLOTS, BPF_F_WRONLY);
 	st->stats_fd = create_pinned(st, BPF_MAP_TYPE_PERCPU_ARRAY, ISN_MAP_STATS, sizeof(__u32),
 				     sizeof(__u64), STAT_COUNT, 0);
 	if (st->ncpus > 0 && st->flows_fd >= 0 && st->opening_fd >= 0 && st->config_fd >= 0 &&
@@ -158,17 +158,31 @@ static bool plant_flow(const struct pinned_state *st, const struct flow_key *key
 	return ASSERT_OK(bpf_map_update_elem(st->flows_fd, key, state, BPF_NOEXIST), "plant flow");
 }
 
-static void read_key(const struct pinned_state *st, struct isn_key *key)
+/* The key in slot (the current one is isn_key[key_gen % ISN_KEY_SLOTS]). */
+static void read_key_slot(const struct pinned_state *st, __u32 slot, struct isn_key *key)
 {
 	char path[160];
-	__u32 zero = 0;
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", st->dir, ISN_MAP_KEY);
 	fd = bpf_obj_get(path);
 	memset(key, 0, sizeof(*key));
-	ASSERT_OK(bpf_map_lookup_elem(fd, &zero, key), "read key back");
+	ASSERT_OK(bpf_map_lookup_elem(fd, &slot, key), "read key back");
 	close(fd);
+}
+
+static __u32 current_key_gen(const struct pinned_state *st)
+{
+	struct isn_config config = { 0 };
+	__u32 zero = 0;
+
+	ASSERT_OK(bpf_map_lookup_elem(st->config_fd, &zero, &config), "read config");
+	return config.key_gen;
+}
+
+static void read_key(const struct pinned_state *st, struct isn_key *key)
+{
+	read_key_slot(st, current_key_gen(st) % ISN_KEY_SLOTS, key);
 }
 
 static void write_key(const struct pinned_state *st, __u8 byte)
@@ -600,14 +614,21 @@ TEST(test_key_rotate_writes_a_fresh_key_each_time)
 	write_key(&st, OLD_KEY_BYTE);
 	memset(old.bytes, OLD_KEY_BYTE, sizeof(old.bytes));
 	if (run_cli(&res, text_args)) {
+		struct isn_key previous;
+
 		ASSERT_EQ(res.status, 0, "exit status");
 		ASSERT_STREQ(res.out, "key rotated (new flows only)\n", "stdout");
+		ASSERT_EQ(current_key_gen(&st), 1, "key generation");
 		read_key(&st, &first);
 		ASSERT_TRUE(memcmp(&first, &old, sizeof(old)), "key changed");
+		/* The previous key stays, for SYN cookies in flight. */
+		read_key_slot(&st, 0, &previous);
+		ASSERT_MEMEQ(&previous, &old, sizeof(old), "previous key kept");
 	}
 	if (run_cli(&res, json_args)) {
 		ASSERT_EQ(res.status, 0, "exit status");
 		ASSERT_STREQ(res.out, "{\"key\":\"rotated\"}\n", "stdout");
+		ASSERT_EQ(current_key_gen(&st), 2, "key generation");
 		read_key(&st, &second);
 		ASSERT_TRUE(memcmp(&second, &first, sizeof(first)), "key changed again");
 	}

@@ -16,11 +16,13 @@
 #include "parse.h"
 #include "pinned.h"
 #include "ref/isn_ref.h"
+#include "synproxy.h"
 
 #define MAX_FLOWS_LIMIT (1U << 26)
 
 enum { OPT_HASH = 'H', OPT_XDP_MODE = 'm', OPT_INGRESS = 'i', OPT_MAX_FLOWS = 'n',
-       OPT_KEEP_STATE = 'k', OPT_JSON = CLI_OPT_JSON, OPT_HELP = CLI_OPT_HELP };
+       OPT_KEEP_STATE = 'k', OPT_SYNPROXY = 's', OPT_SYNPROXY_MODE = 'M', OPT_SYN_THRESHOLD = 't',
+       OPT_JSON = CLI_OPT_JSON, OPT_HELP = CLI_OPT_HELP };
 
 static const struct cli_option attach_options[] = {
 	{ "hash", required_argument, OPT_HASH, "MODE",
@@ -30,6 +32,12 @@ static const struct cli_option attach_options[] = {
 	  "xdp (default) or tc: tc keeps partial checksums right when the host forwards" },
 	{ "max-flows", required_argument, OPT_MAX_FLOWS, "N",
 	  "flow table size for new state (default 262144)" },
+	{ "synproxy", required_argument, OPT_SYNPROXY, "PORTS",
+	  "answer SYNs to PORTS (22,80,8000-8099 or all) with SYN cookies" },
+	{ "synproxy-mode", required_argument, OPT_SYNPROXY_MODE, "MODE",
+	  "always (default) or auto: cookies only above --syn-threshold" },
+	{ "syn-threshold", required_argument, OPT_SYN_THRESHOLD, "N",
+	  "auto: SYNs per second to one port that switch cookies on (default 1000)" },
 	{ "help", no_argument, OPT_HELP, NULL, "show this help" },
 	{ 0 },
 };
@@ -58,7 +66,8 @@ int do_attach(int argc, char **argv)
 		.options = attach_options,
 	};
 	struct attach_request req = { .hash = -1, .ingress = LINK_INGRESS_XDP_NATIVE };
-	bool tc_ingress = false, skb_mode = false;
+	static struct synproxy_request sp = { .mode = SYNPROXY_ALWAYS };
+	bool tc_ingress = false, skb_mode = false, sp_mode_given = false;
 	const char *why;
 	uint32_t n;
 	int c, err;
@@ -95,6 +104,24 @@ int do_attach(int argc, char **argv)
 						       MAX_FLOWS_LIMIT);
 			req.max_flows = n;
 			break;
+		case OPT_SYNPROXY:
+			if (synproxy_parse_ports(optarg, sp.ports, &why))
+				return cli_usage_error(&p, "bad --synproxy '%s': %s", optarg, why);
+			sp.enabled = true;
+			break;
+		case OPT_SYNPROXY_MODE:
+			c = synproxy_mode_from_name(optarg);
+			if (c < 0)
+				return cli_usage_error(&p, "unknown --synproxy-mode '%s': use always or auto",
+						       optarg);
+			sp.mode = (uint32_t)c;
+			sp_mode_given = true;
+			break;
+		case OPT_SYN_THRESHOLD:
+			if (synproxy_parse_threshold(optarg, &sp.syn_threshold, &why))
+				return cli_usage_error(&p, "bad --syn-threshold '%s': %s", optarg, why);
+			sp_mode_given = true;
+			break;
 		case OPT_HELP:
 			cli_usage(&p, stdout);
 			return 0;
@@ -105,9 +132,18 @@ int do_attach(int argc, char **argv)
 	err = take_ifname(&p, argc, argv, &req.ifname);
 	if (err)
 		return err;
+	if (sp_mode_given && !sp.enabled)
+		return cli_usage_error(&p, "--synproxy-mode and --syn-threshold go with --synproxy PORTS");
+	if (!sp.syn_threshold)
+		sp.syn_threshold = SYNPROXY_DEFAULT_THRESHOLD;
 	req.ingress = tc_ingress ? LINK_INGRESS_TC
 				 : skb_mode ? LINK_INGRESS_XDP_SKB : LINK_INGRESS_XDP_NATIVE;
+	req.xdp_skb = skb_mode;
+	req.synproxy = sp.enabled ? &sp : NULL;
 	if (require_root("attach"))
+		return EXIT_RUNTIME;
+	/* Before anything changes: the kernel and its sysctl must take cookie connections. */
+	if (sp.enabled && synproxy_check_host("attach"))
 		return EXIT_RUNTIME;
 	return loader_attach(&req) ? EXIT_RUNTIME : 0;
 }
@@ -233,8 +269,29 @@ static int flow_table_info(uint32_t *entries, uint32_t *max_entries)
 	return 0;
 }
 
+/* The SYN proxy's settings, when the state has them. */
+struct status_synproxy {
+	bool present;
+	struct synproxy_config cfg;
+	uint64_t ports[SYNPROXY_PORT_WORDS];
+};
+
+static void read_synproxy(struct status_synproxy *sp)
+{
+	int config_fd = pinned_map_open(ISN_MAP_SYNPROXY);
+	int ports_fd = pinned_map_open(ISN_MAP_SYNPROXY_PORTS);
+
+	sp->present = config_fd >= 0 && ports_fd >= 0 &&
+		      !synproxy_read(config_fd, ports_fd, &sp->cfg, sp->ports);
+	if (config_fd >= 0)
+		close(config_fd);
+	if (ports_fd >= 0)
+		close(ports_fd);
+}
+
 static void print_status_json(const struct status_link *links, int n,
-			      const struct isn_config *cfg, uint32_t entries, uint32_t max_entries)
+			      const struct isn_config *cfg, uint32_t entries, uint32_t max_entries,
+			      const struct status_synproxy *sp)
 {
 	struct json_writer jw;
 
@@ -251,6 +308,11 @@ static void print_status_json(const struct status_link *links, int n,
 	jw_end_object(&jw);
 	jw_uint_field(&jw, "flows", entries);
 	jw_uint_field(&jw, "max_flows", max_entries);
+	jw_uint_field(&jw, "key_generation", cfg->key_gen);
+	if (sp->present) {
+		jw_name(&jw, "synproxy");
+		synproxy_print(&sp->cfg, sp->ports, &jw);
+	}
 	jw_name(&jw, "interfaces");
 	jw_start_array(&jw);
 	for (int i = 0; i < n; i++) {
@@ -264,6 +326,8 @@ static void print_status_json(const struct status_link *links, int n,
 								   : links[i].info.ingress_prog_id);
 		jw_uint_field(&jw, "egress_prog_id", links[i].here ? links[i].live.egress_prog_id
 								  : links[i].info.egress_prog_id);
+		if (links[i].here)
+			jw_uint_field(&jw, "synproxy_prog_id", links[i].live.cookie_prog_id);
 		jw_uint_field(&jw, "attached_at", links[i].info.attached_at);
 		jw_end_object(&jw);
 	}
@@ -273,7 +337,8 @@ static void print_status_json(const struct status_link *links, int n,
 }
 
 static void print_status_text(const struct status_link *links, int n,
-			      const struct isn_config *cfg, uint32_t entries, uint32_t max_entries)
+			      const struct isn_config *cfg, uint32_t entries, uint32_t max_entries,
+			      const struct status_synproxy *sp)
 {
 	printf("state     %s\n", pin_dir());
 	printf("hash      %s (new flows)\n", isn_hash_name(cfg->hash));
@@ -282,13 +347,19 @@ static void print_status_text(const struct status_link *links, int n,
 	printf("timeouts  opening %us, established %us, closing %us, closed %us\n",
 	       cfg->timeout_opening, cfg->timeout_established, cfg->timeout_closing,
 	       cfg->timeout_closed);
+	if (sp->present)
+		synproxy_print(&sp->cfg, sp->ports, NULL);
 	for (int i = 0; i < n; i++) {
 		char when[32];
 		time_t t = (time_t)links[i].info.attached_at;
 
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&t));
-		printf("iface     %-15s %-15s ingress %-10s since %s\n", links[i].info.ifname,
-		       link_state(&links[i]), link_ingress_name(links[i].info.ingress), when);
+		printf("iface     %-15s %-15s ingress %-10s since %s%s\n", links[i].info.ifname,
+		       link_state(&links[i]), link_ingress_name(links[i].info.ingress), when,
+		       !links[i].here ? ""
+		       : !links[i].live.cookie_prog_id ? ", SYN cookies not served here"
+		       : links[i].info.ingress == LINK_INGRESS_TC ? ", SYN cookies: xdp + tc"
+								 : ", SYN cookies: xdp + tc ACKs");
 	}
 }
 
@@ -307,6 +378,7 @@ int do_status(int argc, char **argv)
 			   "timeouts and how full the flow table is.",
 		.options = status_options,
 	};
+	static struct status_synproxy sp;
 	struct status_link links[ISN_MAX_LINKS];
 	uint32_t entries = 0, max_entries = 0;
 	struct isn_config cfg;
@@ -326,9 +398,10 @@ int do_status(int argc, char **argv)
 	n = read_links(links, ISN_MAX_LINKS);
 	if (n < 0)
 		n = 0;
+	read_synproxy(&sp);
 	if (json)
-		print_status_json(links, n, &cfg, entries, max_entries);
+		print_status_json(links, n, &cfg, entries, max_entries, &sp);
 	else
-		print_status_text(links, n, &cfg, entries, max_entries);
+		print_status_text(links, n, &cfg, entries, max_entries, &sp);
 	return 0;
 }

@@ -11,5 +11,6 @@ int do_stats(int argc, char **argv);	/* stats.c */
 int do_flows(int argc, char **argv);	/* flows.c */
 int do_mode(int argc, char **argv);	/* key.c */
 int do_key(int argc, char **argv);	/* key.c */
+int do_synproxy(int argc, char **argv);	/* synproxy.c */
 
 #endif /* ISNGUARD_COMMANDS_H */

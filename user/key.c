@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <time.h>
 #include <sys/random.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -274,20 +275,49 @@ static int parse_key_args(struct cli_parser *p, int argc, char **argv,
 	return 0;
 }
 
+/*
+ * The new key goes into the slot the current one does not use, then the
+ * config names it current: ISNs of new flows and new SYN cookies use it from
+ * then on, while cookies already sent with the previous key stay valid for
+ * a cookie lifetime (bpf/cookie.h), so no handshake in flight breaks.
+ */
 static int write_key(const struct isn_key *key)
 {
-	__u32 zero = 0;
-	int fd = map_open_checked("key", &isn_key_layout, NULL);
-	int err = 0;
+	struct isn_config config;
+	struct timespec now;
+	__u32 zero = 0, slot;
+	int key_fd, config_fd, err = 0;
 
-	if (fd < 0)
+	key_fd = map_open_checked("key", &isn_key_layout, NULL);
+	if (key_fd < 0)
 		return EXIT_RUNTIME;
+	config_fd = map_open_checked("key", &isn_config_layout, NULL);
+	if (config_fd < 0) {
+		close(key_fd);
+		return EXIT_RUNTIME;
+	}
+	if (bpf_map_lookup_elem(config_fd, &zero, &config)) {
+		cli_error("key: read %s: %s", ISN_MAP_CONFIG, strerror(errno));
+		err = EXIT_RUNTIME;
+		goto out;
+	}
+	slot = (config.key_gen + 1) % ISN_KEY_SLOTS;
 	/* isn_key is BPF_F_WRONLY: update works, lookup does not, by design. */
-	if (bpf_map_update_elem(fd, &zero, key, BPF_ANY)) {
+	if (bpf_map_update_elem(key_fd, &slot, key, BPF_ANY)) {
 		cli_error("key: update %s: %s", ISN_MAP_KEY, strerror(errno));
 		err = EXIT_RUNTIME;
+		goto out;
 	}
-	close(fd);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	config.key_gen++;
+	config.key_rotated_ns = (__u64)now.tv_sec * 1000000000ULL + (__u64)now.tv_nsec;
+	if (bpf_map_update_elem(config_fd, &zero, &config, BPF_EXIST)) {
+		cli_error("key: update %s: %s", ISN_MAP_CONFIG, strerror(errno));
+		err = EXIT_RUNTIME;
+	}
+out:
+	close(key_fd);
+	close(config_fd);
 	return err;
 }
 

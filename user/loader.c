@@ -20,11 +20,14 @@
 #include "pinned.h"
 
 #define XDP_PROG_NAME "isnguard_xdp"
+/* The SYN-cookie half alone, beside --ingress tc. */
+#define XDP_COOKIE_PROG_NAME "isnguard_xdp_cookie"
 /* The kernel keeps 15 characters of a program name. */
 #define TC_PROG_NAME_PREFIX "isnguard_tc"
 
 static const char *const pinned_maps[] = {
 	ISN_MAP_FLOWS, ISN_MAP_OPENING, ISN_MAP_CONFIG, ISN_MAP_KEY, ISN_MAP_STATS, ISN_MAP_LINKS,
+	ISN_MAP_SYNPROXY, ISN_MAP_SYNPROXY_PORTS, ISN_MAP_SYN_RATE,
 };
 
 uint64_t netns_inode(void)
@@ -62,8 +65,8 @@ static bool prog_name_is(uint32_t prog_id, const char *prefix)
 	return match;
 }
 
-/* Our XDP program on ifindex, as a libxdp object to detach, or NULL. */
-static struct xdp_program *xdp_find(int ifindex, struct xdp_multiprog **mp_out)
+/* Our XDP program called name on ifindex, as a libxdp object to detach, or NULL. */
+static struct xdp_program *xdp_find(int ifindex, const char *name, struct xdp_multiprog **mp_out)
 {
 	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
 	struct xdp_program *prog = NULL;
@@ -73,12 +76,12 @@ static struct xdp_program *xdp_find(int ifindex, struct xdp_multiprog **mp_out)
 		return NULL;
 	if (xdp_multiprog__is_legacy(mp)) {
 		prog = xdp_multiprog__main_prog(mp);
-		if (prog && strcmp(xdp_program__name(prog), XDP_PROG_NAME))
+		if (prog && strcmp(xdp_program__name(prog), name))
 			prog = NULL;
 	} else {
 		for (prog = xdp_multiprog__next_prog(NULL, mp); prog;
 		     prog = xdp_multiprog__next_prog(prog, mp))
-			if (!strcmp(xdp_program__name(prog), XDP_PROG_NAME))
+			if (!strcmp(xdp_program__name(prog), name))
 				break;
 	}
 	if (!prog) {
@@ -124,17 +127,23 @@ int loader_query(int ifindex, struct attachment *att)
 	struct xdp_program *prog;
 
 	memset(att, 0, sizeof(*att));
-	prog = xdp_find(ifindex, &mp);
+	prog = xdp_find(ifindex, XDP_PROG_NAME, &mp);
 	if (prog) {
 		att->ingress = true;
 		att->ingress_prog_id = xdp_program__id(prog);
 		att->ingress_kind = xdp_multiprog__attach_mode(mp) == XDP_MODE_SKB
 					    ? LINK_INGRESS_XDP_SKB : LINK_INGRESS_XDP_NATIVE;
 		xdp_multiprog__close(mp);
+		att->cookie_prog_id = tc_query(ifindex, BPF_TC_INGRESS);
 	} else {
 		att->ingress_prog_id = tc_query(ifindex, BPF_TC_INGRESS);
 		att->ingress = att->ingress_prog_id != 0;
 		att->ingress_kind = LINK_INGRESS_TC;
+		prog = xdp_find(ifindex, XDP_COOKIE_PROG_NAME, &mp);
+		if (prog) {
+			att->cookie_prog_id = xdp_program__id(prog);
+			xdp_multiprog__close(mp);
+		}
 	}
 	att->egress_prog_id = tc_query(ifindex, BPF_TC_EGRESS);
 	att->egress = att->egress_prog_id != 0;
@@ -192,6 +201,16 @@ static int write_fresh_key(struct isnguard *skel)
 		err = -errno;
 	explicit_bzero(&key, sizeof(key));
 	return err;
+}
+
+/* The ports and mode of --synproxy, with what the host's stack negotiates. */
+static int write_synproxy(struct isnguard *skel, const struct synproxy_request *sp)
+{
+	struct synproxy_config cfg = { .mode = sp->mode, .syn_threshold = sp->syn_threshold };
+
+	synproxy_host_params(&cfg);
+	return synproxy_write(bpf_map__fd(skel->maps.isn_synproxy),
+			      bpf_map__fd(skel->maps.isn_synproxy_ports), &cfg, sp->ports);
 }
 
 static int record_link(struct isnguard *skel, const struct attach_request *req, int ifindex,
@@ -444,28 +463,34 @@ static void destroy_created_hook(int ifindex, bool created_hook)
 	bpf_tc_hook_destroy(&hook);
 }
 
-/* Loads the object and attaches the ingress program, XDP through libxdp or tc. */
-static int attach_ingress(struct isnguard *skel, const struct attach_request *req, int ifindex,
-			  struct xdp_program **xdp_prog, bool *created_hook, uint32_t *prog_id)
+/*
+ * Which programs this attach loads; the others are not even verified. Beside
+ * XDP ingress, the tc filter that takes cookie ACKs goes on whenever the
+ * kernel can create cookie connections, so `isnguard synproxy` can switch
+ * the SYN proxy on live; beside tc ingress, which takes cookie ACKs itself,
+ * the XDP program that answers SYNs only with --synproxy.
+ */
+static void select_programs(struct isnguard *skel, const struct attach_request *req,
+			    bool cookie_acks)
 {
+	bool tc = req->ingress == LINK_INGRESS_TC;
+
+	bpf_program__set_autoload(skel->progs.isnguard_xdp, !tc);
+	bpf_program__set_autoload(skel->progs.isnguard_tc_ingress, tc);
+	bpf_program__set_autoload(skel->progs.isnguard_tc_cookie, !tc && cookie_acks);
+	bpf_program__set_autoload(skel->progs.isnguard_xdp_cookie, tc && req->synproxy);
+}
+
+/* The XDP program called name, through libxdp; loads the object on the way. */
+static int attach_xdp(struct isnguard *skel, const struct attach_request *req, int ifindex,
+		      const char *name, struct xdp_program **xdp_prog, uint32_t *prog_id)
+{
+	DECLARE_LIBXDP_OPTS(xdp_program_opts, opts, .obj = skel->obj, .prog_name = name);
+	enum link_ingress mode = req->xdp_skb ? LINK_INGRESS_XDP_SKB : LINK_INGRESS_XDP_NATIVE;
 	char msg[128];
 	int err;
 
-	if (req->ingress == LINK_INGRESS_TC) {
-		bpf_program__set_autoload(skel->progs.isnguard_xdp, false);
-		err = isnguard__load(skel);
-		if (!err)
-			err = attach_tc(ifindex, BPF_TC_INGRESS, skel->progs.isnguard_tc_ingress,
-					created_hook, prog_id);
-		if (err) {
-			libbpf_message(msg, sizeof(msg), err);
-			cli_error("attach %s: tc ingress attach failed: %s", req->ifname, msg);
-		}
-		return err;
-	}
-
-	bpf_program__set_autoload(skel->progs.isnguard_tc_ingress, false);
-	*xdp_prog = xdp_program__from_bpf_obj(skel->obj, "xdp");
+	*xdp_prog = xdp_program__create(&opts);
 	err = (int)libxdp_get_error(*xdp_prog);
 	if (err) {
 		*xdp_prog = NULL;
@@ -475,23 +500,78 @@ static int attach_ingress(struct isnguard *skel, const struct attach_request *re
 	}
 	xdp_program__set_run_prio(*xdp_prog, ISN_XDP_RUN_PRIO);
 	xdp_program__set_chain_call_enabled(*xdp_prog, XDP_PASS, true);
-	/* Loads the object (with the reused maps) and attaches. */
-	err = xdp_program__attach(*xdp_prog, ifindex, xdp_mode_of(req->ingress), 0);
+	err = xdp_program__attach(*xdp_prog, ifindex, xdp_mode_of(mode), 0);
 	if (err) {
-		report_xdp_error(req->ifname, err, req->ingress);
+		report_xdp_error(req->ifname, err, mode);
 		return err;
 	}
 	*prog_id = xdp_program__id(*xdp_prog);
 	return 0;
 }
 
-static void detach_ingress(const struct attach_request *req, int ifindex,
-			   struct xdp_program *xdp_prog)
+struct ingress_attached {
+	struct xdp_program *xdp_prog;	/* isnguard_xdp, or isnguard_xdp_cookie beside tc */
+	bool tc;			/* a filter on clsact ingress */
+	uint32_t prog_id;		/* the ingress program */
+	uint32_t cookie_prog_id;	/* its SYN-proxy companion, if any */
+};
+
+/* Loads the object and attaches the ingress side: XDP through libxdp, tc, or both. */
+static int attach_ingress(struct isnguard *skel, const struct attach_request *req, int ifindex,
+			  struct ingress_attached *in, bool *created_hook)
 {
-	if (req->ingress == LINK_INGRESS_TC)
+	bool cookie_acks = synproxy_kernel_supported();
+	char msg[128];
+	int err;
+
+	select_programs(skel, req, cookie_acks);
+	if (req->ingress == LINK_INGRESS_TC) {
+		err = req->synproxy ? attach_xdp(skel, req, ifindex, XDP_COOKIE_PROG_NAME,
+						 &in->xdp_prog, &in->cookie_prog_id)
+				    : isnguard__load(skel);
+		if (err) {
+			if (!req->synproxy) {
+				libbpf_message(msg, sizeof(msg), err);
+				cli_error("attach %s: load the BPF object: %s", req->ifname, msg);
+			}
+			return err;
+		}
+		err = attach_tc(ifindex, BPF_TC_INGRESS, skel->progs.isnguard_tc_ingress,
+				created_hook, &in->prog_id);
+		if (err) {
+			libbpf_message(msg, sizeof(msg), err);
+			cli_error("attach %s: tc ingress attach failed: %s", req->ifname, msg);
+			return err;
+		}
+		in->tc = true;
+		return 0;
+	}
+
+	err = attach_xdp(skel, req, ifindex, XDP_PROG_NAME, &in->xdp_prog, &in->prog_id);
+	if (err || !cookie_acks)
+		return err;
+	err = attach_tc(ifindex, BPF_TC_INGRESS, skel->progs.isnguard_tc_cookie, created_hook,
+			&in->cookie_prog_id);
+	if (err) {
+		libbpf_message(msg, sizeof(msg), err);
+		cli_error("attach %s: tc ingress attach (SYN-cookie ACKs) failed: %s", req->ifname,
+			  msg);
+		return err;
+	}
+	in->tc = true;
+	return 0;
+}
+
+/* Undoes attach_ingress: the XDP program first, so no SYN is answered whose ACK nobody takes. */
+static void detach_ingress(const struct attach_request *req, int ifindex,
+			   struct ingress_attached *in)
+{
+	enum link_ingress mode = req->xdp_skb ? LINK_INGRESS_XDP_SKB : LINK_INGRESS_XDP_NATIVE;
+
+	if (in->xdp_prog && xdp_program__id(in->xdp_prog))
+		xdp_program__detach(in->xdp_prog, ifindex, xdp_mode_of(mode), 0);
+	if (in->tc)
 		detach_tc(ifindex, BPF_TC_INGRESS);
-	else if (xdp_prog)
-		xdp_program__detach(xdp_prog, ifindex, xdp_mode_of(req->ingress), 0);
 }
 
 const char *link_ingress_name(uint32_t ingress)
@@ -508,11 +588,11 @@ const char *link_ingress_name(uint32_t ingress)
 
 static int attach_locked(const struct attach_request *req, int ifindex)
 {
-	struct xdp_program *xdp_prog = NULL;
+	struct ingress_attached in = { 0 };
 	struct isnguard *skel = NULL;
 	struct attachment att;
-	uint32_t max_flows, ingress_id = 0, egress_id = 0;
-	bool fresh, created_hook = false, ingress_attached = false;
+	uint32_t max_flows, egress_id = 0;
+	bool fresh, created_hook = false;
 	char msg[128];
 	int err;
 
@@ -547,10 +627,9 @@ static int attach_locked(const struct attach_request *req, int ifindex)
 		cli_error("attach %s: reuse the pinned maps in %s: %s", req->ifname, pin_dir(), msg);
 		goto undo;
 	}
-	err = attach_ingress(skel, req, ifindex, &xdp_prog, &created_hook, &ingress_id);
+	err = attach_ingress(skel, req, ifindex, &in, &created_hook);
 	if (err)
 		goto undo;
-	ingress_attached = true;
 	err = pin_new_maps(skel);
 	if (err) {
 		libbpf_message(msg, sizeof(msg), err);
@@ -566,6 +645,14 @@ static int attach_locked(const struct attach_request *req, int ifindex)
 		cli_error("attach %s: initialise key and config: %s", req->ifname, strerror(-err));
 		goto undo;
 	}
+	if (req->synproxy) {
+		err = write_synproxy(skel, req->synproxy);
+		if (err) {
+			cli_error("attach %s: write the SYN-proxy settings: %s", req->ifname,
+				  strerror(-err));
+			goto undo;
+		}
+	}
 	err = attach_tc(ifindex, BPF_TC_EGRESS, skel->progs.isnguard_tc_egress, &created_hook,
 			&egress_id);
 	if (err) {
@@ -573,26 +660,27 @@ static int attach_locked(const struct attach_request *req, int ifindex)
 		cli_error("attach %s: tc egress attach failed: %s", req->ifname, msg);
 		goto undo;
 	}
-	err = record_link(skel, req, ifindex, ingress_id, egress_id);
+	err = record_link(skel, req, ifindex, in.prog_id, egress_id);
 	if (err) {
 		cli_error("attach %s: record the attachment: %s", req->ifname, strerror(-err));
 		detach_tc(ifindex, BPF_TC_EGRESS);
 		goto undo;
 	}
-	printf("attached to %s: ingress %s, egress tc, flow table %u entries (%s)\n", req->ifname,
-	       link_ingress_name(req->ingress), max_flows,
-	       fresh ? "new state, fresh key" : "kept state and key");
-	xdp_program__close(xdp_prog);
+	printf("attached to %s: ingress %s%s, egress tc, flow table %u entries (%s)\n",
+	       req->ifname, link_ingress_name(req->ingress),
+	       !in.cookie_prog_id ? "" : req->ingress == LINK_INGRESS_TC ? " + xdp SYN cookies"
+									  : " + tc cookie ACKs",
+	       max_flows, fresh ? "new state, fresh key" : "kept state and key");
+	xdp_program__close(in.xdp_prog);
 	isnguard__destroy(skel);
 	return 0;
 
 undo:
-	if (ingress_attached)
-		detach_ingress(req, ifindex, xdp_prog);
+	detach_ingress(req, ifindex, &in);
 	destroy_created_hook(ifindex, created_hook);
 	if (fresh)
 		remove_state();
-	xdp_program__close(xdp_prog);
+	xdp_program__close(in.xdp_prog);
 	isnguard__destroy(skel);
 	return err;
 }
@@ -622,10 +710,10 @@ int loader_attach(const struct attach_request *req)
 	return err;
 }
 
-static int detach_xdp(const char *ifname, int ifindex)
+static int detach_xdp(const char *ifname, int ifindex, const char *name)
 {
 	struct xdp_multiprog *mp;
-	struct xdp_program *prog = xdp_find(ifindex, &mp);
+	struct xdp_program *prog = xdp_find(ifindex, name, &mp);
 	char msg[128];
 	int err;
 
@@ -665,12 +753,25 @@ static int detach_locked(const char *ifname, int ifindex, bool keep_state)
 			return err;
 		}
 	}
-	if (att.ingress && att.ingress_kind == LINK_INGRESS_TC) {
-		err = detach_tc(ifindex, BPF_TC_INGRESS);
-		if (err)
-			cli_error("detach %s: tc ingress detach failed: %s", ifname, strerror(-err));
-	} else if (att.ingress && detach_xdp(ifname, ifindex)) {
-		err = -EIO;
+	/* SYNs stop being answered before the ACK side goes (see detach_ingress). */
+	if (att.ingress_kind == LINK_INGRESS_TC) {
+		if (att.cookie_prog_id && detach_xdp(ifname, ifindex, XDP_COOKIE_PROG_NAME))
+			err = -EIO;
+		if (!err && att.ingress) {
+			err = detach_tc(ifindex, BPF_TC_INGRESS);
+			if (err)
+				cli_error("detach %s: tc ingress detach failed: %s", ifname,
+					  strerror(-err));
+		}
+	} else {
+		if (att.ingress && detach_xdp(ifname, ifindex, XDP_PROG_NAME))
+			err = -EIO;
+		if (!err && att.cookie_prog_id) {
+			err = detach_tc(ifindex, BPF_TC_INGRESS);
+			if (err)
+				cli_error("detach %s: tc ingress (cookie ACKs) detach failed: %s",
+					  ifname, strerror(-err));
+		}
 	}
 	if (err)
 		return err;	/* state and record stay: something still uses them */

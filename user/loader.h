@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "isnguard.h"
+#include "synproxy.h"
 
 /* tc filter identity on clsact egress, so detach removes ours and nobody else's. */
 #define ISN_TC_HANDLE 0x15a9
@@ -23,7 +24,9 @@ struct attach_request {
 	const char *ifname;
 	int hash;			/* enum isn_hash, or -1 to keep/default */
 	enum link_ingress ingress;
+	bool xdp_skb;			/* generic XDP, for the XDP program beside tc ingress too */
 	uint32_t max_flows;		/* 0: keep the existing table's size, or the default */
+	const struct synproxy_request *synproxy;	/* --synproxy, or NULL */
 };
 
 struct attachment {
@@ -32,6 +35,12 @@ struct attachment {
 	enum link_ingress ingress_kind;
 	uint32_t ingress_prog_id;
 	uint32_t egress_prog_id;
+	/*
+	 * The SYN proxy's other half: beside XDP, the tc ingress filter that
+	 * takes cookie ACKs; beside tc ingress, the XDP program that answers
+	 * SYNs (only with --synproxy at attach). 0 when absent.
+	 */
+	uint32_t cookie_prog_id;
 };
 
 /* Errors are reported on stderr as one line; returns 0 or -errno. */

@@ -24,6 +24,7 @@ static const struct cmd commands[] = {
 	{ "flows", do_flows, "list the tracked connections" },
 	{ "mode", do_mode, "switch the hash of new flows (siphash, md5, none)" },
 	{ "key", do_key, "rotate or set the secret key (new flows only)" },
+	{ "synproxy", do_synproxy, "show or set the ports that get SYN cookies" },
 	{ "isn", do_isn, "print the keyed ISN of a connection (reference implementation)" },
 	{ "version", do_version, "print the version" },
 	{ "help", do_help, "show this help" },

@@ -21,7 +21,7 @@ const struct map_layout isn_config_layout = {
 	ISN_MAP_CONFIG, BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct isn_config), 1,
 };
 const struct map_layout isn_key_layout = {
-	ISN_MAP_KEY, BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct isn_key), 1,
+	ISN_MAP_KEY, BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct isn_key), ISN_KEY_SLOTS,
 };
 const struct map_layout isn_stats_layout = {
 	ISN_MAP_STATS, BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(__u64), STAT_COUNT,

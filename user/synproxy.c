@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * isnguard synproxy, and the SYN-proxy part of attach: which ports get SYN
+ * cookies, in which mode, and what the host's stack would negotiate (its
+ * sysctls), written to the pinned maps isn_synproxy and isn_synproxy_ports.
+ * The kernel must have bpf_sk_assign_tcp_reqsk (Linux 6.9) and accept
+ * cookies at all (net.ipv4.tcp_syncookies 1 or 2): both are checked before
+ * anything changes, and no sysctl is ever changed here.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "json_writer.h"
+#include "maps.h"
+#include "parse.h"
+#include "pinned.h"
+#include "synproxy.h"
+
+#define SYNPROXY_KFUNC "bpf_sk_assign_tcp_reqsk"
+#define SYSCTL_DIR "/proc/sys/net/"
+#define MAX_SYN_THRESHOLD 100000000U
+
+static const char *const mode_names[] = {
+	[SYNPROXY_OFF] = "off",
+	[SYNPROXY_ALWAYS] = "always",
+	[SYNPROXY_AUTO] = "auto",
+};
+
+const char *synproxy_mode_name(uint32_t mode)
+{
+	return mode < sizeof(mode_names) / sizeof(mode_names[0]) ? mode_names[mode] : "unknown";
+}
+
+int synproxy_mode_from_name(const char *name)
+{
+	if (!strcmp(name, "always"))
+		return SYNPROXY_ALWAYS;
+	if (!strcmp(name, "auto"))
+		return SYNPROXY_AUTO;
+	return -1;
+}
+
+static void port_set(uint64_t *ports, unsigned int port)
+{
+	ports[port >> 6] |= 1ULL << (port & 63);
+}
+
+static bool port_is_set(const uint64_t *ports, unsigned int port)
+{
+	return (ports[port >> 6] >> (port & 63)) & 1;
+}
+
+static int parse_port(const char *text, size_t len, unsigned int *port)
+{
+	char buf[8];
+	char *end;
+	unsigned long v;
+
+	if (len == 0 || len >= sizeof(buf))
+		return -1;
+	memcpy(buf, text, len);
+	buf[len] = '\0';
+	if (buf[0] < '0' || buf[0] > '9')
+		return -1;
+	v = strtoul(buf, &end, 10);
+	if (*end || v < 1 || v > 65535)
+		return -1;
+	*port = (unsigned int)v;
+	return 0;
+}
+
+int synproxy_parse_ports(const char *spec, uint64_t *ports, const char **why)
+{
+	const char *item = spec;
+
+	memset(ports, 0, SYNPROXY_PORT_WORDS * sizeof(*ports));
+	if (!strcmp(spec, "all")) {
+		for (unsigned int p = 1; p <= 65535; p++)
+			port_set(ports, p);
+		return 0;
+	}
+	if (!*spec) {
+		*why = "empty port list";
+		return -1;
+	}
+	while (*item) {
+		size_t len = strcspn(item, ",");
+		const char *dash = memchr(item, '-', len);
+		unsigned int lo, hi;
+
+		if (dash) {
+			if (parse_port(item, (size_t)(dash - item), &lo) ||
+			    parse_port(dash + 1, len - (size_t)(dash - item) - 1, &hi)) {
+				*why = "a port is 1-65535, a range LOW-HIGH";
+				return -1;
+			}
+			if (lo > hi) {
+				*why = "a range must go from low to high";
+				return -1;
+			}
+		} else if (parse_port(item, len, &lo)) {
+			*why = "a port is 1-65535, a range LOW-HIGH";
+			return -1;
+		} else {
+			hi = lo;
+		}
+		for (unsigned int p = lo; p <= hi; p++)
+			port_set(ports, p);
+		item += len;
+		if (*item == ',') {
+			item++;
+			if (!*item) {
+				*why = "trailing comma";
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* The set as the parser takes it back: "22,80,8000-8099", "all" or "" (none). */
+size_t synproxy_format_ports(const uint64_t *ports, char *buf, size_t len)
+{
+	size_t used = 0, count = 0;
+	unsigned int p = 1;
+
+	buf[0] = '\0';
+	for (unsigned int q = 1; q <= 65535; q++)
+		count += port_is_set(ports, q);
+	if (count == 65535) {
+		snprintf(buf, len, "all");
+		return count;
+	}
+	while (p <= 65535) {
+		unsigned int end;
+		int n;
+
+		if (!port_is_set(ports, p)) {
+			p++;
+			continue;
+		}
+		for (end = p; end < 65535 && port_is_set(ports, end + 1); end++)
+			;
+		n = end == p ? snprintf(buf + used, len - used, "%s%u", used ? "," : "", p)
+			     : snprintf(buf + used, len - used, "%s%u-%u", used ? "," : "", p, end);
+		if (n < 0 || (size_t)n >= len - used) {
+			snprintf(buf + (len > 4 ? len - 4 : 0), len > 4 ? 4 : len, "...");
+			break;
+		}
+		used += (size_t)n;
+		p = end + 1;
+	}
+	return count;
+}
+
+/* --- what the host allows ------------------------------------------------ */
+
+static int read_sysctl(const char *name, unsigned long *values, int max)
+{
+	char path[128], buf[128], *p = buf, *end;
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof(path), SYSCTL_DIR "%s", name);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	while (n < max) {
+		unsigned long v = strtoul(p, &end, 10);
+
+		if (end == p)
+			break;
+		values[n++] = v;
+		p = end;
+	}
+	return n > 0 ? n : -EINVAL;
+}
+
+static unsigned long sysctl_or(const char *name, unsigned long fallback)
+{
+	unsigned long v;
+
+	return read_sysctl(name, &v, 1) == 1 ? v : fallback;
+}
+
+bool synproxy_kernel_supported(void)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	bool found;
+
+	if (!vmlinux)
+		return false;
+	found = btf__find_by_name_kind(vmlinux, SYNPROXY_KFUNC, BTF_KIND_FUNC) > 0;
+	btf__free(vmlinux);
+	return found;
+}
+
+int synproxy_check_host(const char *what)
+{
+	unsigned long cookies;
+
+	if (!synproxy_kernel_supported()) {
+		cli_error("%s: this kernel lacks %s (Linux 6.9 or later with BTF): SYN cookies "
+			  "need it", what, SYNPROXY_KFUNC);
+		return -EOPNOTSUPP;
+	}
+	if (read_sysctl("ipv4/tcp_syncookies", &cookies, 1) != 1) {
+		cli_error("%s: cannot read net.ipv4.tcp_syncookies in this network namespace", what);
+		return -EIO;
+	}
+	if (cookies != 1 && cookies != 2) {
+		cli_error("%s: net.ipv4.tcp_syncookies is %lu in this network namespace; the kernel "
+			  "takes cookie connections only with 1 or 2 (run 'sysctl -w "
+			  "net.ipv4.tcp_syncookies=1')", what, cookies);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/*
+ * The window scale the host's sockets will use, by the kernel's rule for a
+ * new connection (tcp_select_initial_window): the largest of tcp_rmem[2]
+ * and rmem_max, as a shift over 64 KiB, at most 14.
+ */
+static uint32_t host_rcv_wscale(void)
+{
+	unsigned long rmem[3] = { 0, 0, 6291456 };
+	unsigned long space, rmem_max = sysctl_or("core/rmem_max", 212992);
+	uint32_t shift = 0;
+
+	read_sysctl("ipv4/tcp_rmem", rmem, 3);
+	space = rmem[2] > rmem_max ? rmem[2] : rmem_max;
+	while (shift < COOKIE_TCP_WSCALE_MAX && (space >> (shift + 16)) > 0)
+		shift++;
+	return shift;
+}
+
+void synproxy_host_params(struct synproxy_config *cfg)
+{
+	unsigned long rmem[3] = { 4096, 131072, 6291456 };
+	unsigned long window;
+
+	cfg->flags = 0;
+	if (sysctl_or("ipv4/tcp_sack", 1))
+		cfg->flags |= SYNPROXY_F_SACK;
+	if (sysctl_or("ipv4/tcp_timestamps", 1))
+		cfg->flags |= SYNPROXY_F_TIMESTAMPS;
+	if (sysctl_or("ipv4/tcp_window_scaling", 1))
+		cfg->flags |= SYNPROXY_F_WSCALE;
+	if (sysctl_or("ipv4/tcp_ecn", 2))
+		cfg->flags |= SYNPROXY_F_ECN;
+	cfg->rcv_wscale = host_rcv_wscale();
+	/* Half the default receive buffer, as the stack's first window; never 0. */
+	read_sysctl("ipv4/tcp_rmem", rmem, 3);
+	window = rmem[1] / 2;
+	cfg->window = (uint32_t)(window > 65535 ? 65535 : window < 1024 ? 1024 : window);
+}
+
+/* --- the pinned maps ------------------------------------------------------ */
+
+const struct map_layout isn_synproxy_layout = {
+	ISN_MAP_SYNPROXY, BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct synproxy_config), 1,
+};
+const struct map_layout isn_synproxy_ports_layout = {
+	ISN_MAP_SYNPROXY_PORTS, BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(__u64),
+	SYNPROXY_PORT_WORDS,
+};
+
+int synproxy_read(int config_fd, int ports_fd, struct synproxy_config *cfg, uint64_t *ports)
+{
+	uint32_t zero = 0;
+
+	if (bpf_map_lookup_elem(config_fd, &zero, cfg))
+		return -errno;
+	for (uint32_t i = 0; i < SYNPROXY_PORT_WORDS; i++)
+		if (bpf_map_lookup_elem(ports_fd, &i, &ports[i]))
+			return -errno;
+	return 0;
+}
+
+/*
+ * Ports first when switching on, so no SYN meets a half-written set; the
+ * mode first when switching off.
+ */
+int synproxy_write(int config_fd, int ports_fd, const struct synproxy_config *cfg,
+		   const uint64_t *ports)
+{
+	uint32_t zero = 0;
+	int err = 0;
+
+	if (cfg->mode == SYNPROXY_OFF &&
+	    bpf_map_update_elem(config_fd, &zero, cfg, BPF_ANY))
+		return -errno;
+	for (uint32_t i = 0; i < SYNPROXY_PORT_WORDS && !err; i++)
+		if (bpf_map_update_elem(ports_fd, &i, &ports[i], BPF_ANY))
+			err = -errno;
+	if (!err && cfg->mode != SYNPROXY_OFF &&
+	    bpf_map_update_elem(config_fd, &zero, cfg, BPF_ANY))
+		err = -errno;
+	return err;
+}
+
+void synproxy_print(const struct synproxy_config *cfg, const uint64_t *ports,
+		    struct json_writer *jw)
+{
+	static const struct { uint32_t flag; const char *name; } offers[] = {
+		{ SYNPROXY_F_SACK, "sack" }, { SYNPROXY_F_TIMESTAMPS, "timestamps" },
+		{ SYNPROXY_F_WSCALE, "wscale" }, { SYNPROXY_F_ECN, "ecn" },
+	};
+	char list[512];
+	size_t count = synproxy_format_ports(ports, list, sizeof(list));
+
+	if (cfg->mode == SYNPROXY_OFF)
+		count = 0, list[0] = '\0';
+	if (jw) {
+		jw_start_object(jw);
+		jw_string_field(jw, "mode", synproxy_mode_name(cfg->mode));
+		jw_string_field(jw, "ports", list);
+		jw_uint_field(jw, "port_count", count);
+		jw_uint_field(jw, "syn_threshold", cfg->syn_threshold);
+		jw_uint_field(jw, "rcv_wscale", cfg->rcv_wscale);
+		jw_uint_field(jw, "window", cfg->window);
+		jw_name(jw, "offers");
+		jw_start_array(jw);
+		for (size_t i = 0; i < sizeof(offers) / sizeof(offers[0]); i++)
+			if (cfg->flags & offers[i].flag)
+				jw_string(jw, offers[i].name);
+		jw_end_array(jw);
+		jw_end_object(jw);
+		return;
+	}
+	if (cfg->mode == SYNPROXY_OFF) {
+		printf("synproxy  off\n");
+		return;
+	}
+	printf("synproxy  %s, ports %s", synproxy_mode_name(cfg->mode), list);
+	if (cfg->mode == SYNPROXY_AUTO)
+		printf(", on above %u SYN/s per port, off below %u", cfg->syn_threshold,
+		       cfg->syn_threshold / 2);
+	printf("\n          SYN-ACK: window %u, wscale %u, offers", cfg->window, cfg->rcv_wscale);
+	for (size_t i = 0; i < sizeof(offers) / sizeof(offers[0]); i++)
+		if (cfg->flags & offers[i].flag)
+			printf(" %s", offers[i].name);
+	printf("\n");
+}
+
+/* --- isnguard synproxy ---------------------------------------------------- */
+
+enum { OPT_MODE = 'm', OPT_THRESHOLD = 't', OPT_JSON = CLI_OPT_JSON, OPT_HELP = CLI_OPT_HELP };
+
+static const struct cli_option synproxy_options[] = {
+	{ "mode", required_argument, OPT_MODE, "MODE",
+	  "always (default): every SYN to the ports; auto: only above the threshold" },
+	{ "syn-threshold", required_argument, OPT_THRESHOLD, "N",
+	  "auto: SYNs per second to one port that switch cookies on (default 1000)" },
+	{ "json", no_argument, OPT_JSON, NULL, "print one JSON object" },
+	{ "help", no_argument, OPT_HELP, NULL, "show this help" },
+	{ 0 },
+};
+
+int synproxy_parse_threshold(const char *text, uint32_t *threshold, const char **why)
+{
+	if (parse_u32(text, threshold, why))
+		return -1;
+	if (*threshold < 1 || *threshold > MAX_SYN_THRESHOLD) {
+		*why = "must be 1-100000000";
+		return -1;
+	}
+	return 0;
+}
+
+static int open_synproxy_maps(int *config_fd, int *ports_fd)
+{
+	*config_fd = map_open_checked("synproxy", &isn_synproxy_layout, NULL);
+	if (*config_fd < 0)
+		return *config_fd;
+	*ports_fd = map_open_checked("synproxy", &isn_synproxy_ports_layout, NULL);
+	if (*ports_fd < 0) {
+		close(*config_fd);
+		return *ports_fd;
+	}
+	return 0;
+}
+
+int do_synproxy(int argc, char **argv)
+{
+	struct cli_parser p = {
+		.cmd = "synproxy",
+		.args = "[PORTS|off]",
+		.summary = "Show or change, live, which ports get SYN cookies. PORTS is a comma list\n"
+			   "of ports and ranges (22,80,443,8000-8099) or 'all'. A SYN to such a port\n"
+			   "is answered by XDP with a cookie SYN-ACK; only a valid ACK reaches the\n"
+			   "host's listener. Needs Linux 6.9 (bpf_sk_assign_tcp_reqsk) and\n"
+			   "net.ipv4.tcp_syncookies 1 or 2 in this network namespace.",
+		.options = synproxy_options,
+	};
+	static uint64_t ports[SYNPROXY_PORT_WORDS], wanted[SYNPROXY_PORT_WORDS];
+	struct synproxy_config cfg, before;
+	int mode = -1, c, err, config_fd, ports_fd;
+	uint32_t threshold = 0;
+	const char *why, *spec = NULL;
+	bool json = false, change;
+	struct json_writer jw;
+
+	cli_parser_init(&p);
+	while ((c = cli_next_option(&p, argc, argv)) != -1) {
+		switch (c) {
+		case OPT_MODE:
+			mode = synproxy_mode_from_name(optarg);
+			if (mode < 0)
+				return cli_usage_error(&p, "unknown mode '%s': use always or auto", optarg);
+			break;
+		case OPT_THRESHOLD:
+			if (synproxy_parse_threshold(optarg, &threshold, &why))
+				return cli_usage_error(&p, "bad --syn-threshold '%s': %s", optarg, why);
+			break;
+		case OPT_JSON:
+			json = true;
+			break;
+		case OPT_HELP:
+			cli_usage(&p, stdout);
+			return 0;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (optind + 1 < argc)
+		return cli_usage_error(&p, "unexpected argument '%s'", argv[optind + 1]);
+	if (optind < argc)
+		spec = argv[optind];
+	change = spec || mode >= 0 || threshold;
+	if (spec && strcmp(spec, "off") && synproxy_parse_ports(spec, wanted, &why))
+		return cli_usage_error(&p, "bad port list '%s': %s", spec, why);
+	if (require_root(p.cmd))
+		return EXIT_RUNTIME;
+	if (open_synproxy_maps(&config_fd, &ports_fd))
+		return EXIT_RUNTIME;
+	err = synproxy_read(config_fd, ports_fd, &before, ports);
+	if (err) {
+		cli_error("synproxy: read %s: %s", ISN_MAP_SYNPROXY, strerror(-err));
+		goto out;
+	}
+	cfg = before;
+	if (change) {
+		if (!spec && before.mode == SYNPROXY_OFF) {
+			err = cli_usage_error(&p, "the SYN proxy is off: name the ports to switch it on");
+			goto out_close;
+		}
+		if (spec && !strcmp(spec, "off")) {
+			cfg.mode = SYNPROXY_OFF;
+			memset(ports, 0, sizeof(ports));
+		} else {
+			if (spec)
+				memcpy(ports, wanted, sizeof(ports));
+			cfg.mode = mode >= 0 ? (uint32_t)mode
+					     : before.mode != SYNPROXY_OFF ? before.mode : SYNPROXY_ALWAYS;
+			if (threshold)
+				cfg.syn_threshold = threshold;
+			else if (!cfg.syn_threshold)
+				cfg.syn_threshold = SYNPROXY_DEFAULT_THRESHOLD;
+			if (synproxy_check_host(p.cmd)) {
+				err = -EPERM;
+				goto out;
+			}
+			synproxy_host_params(&cfg);
+		}
+		err = synproxy_write(config_fd, ports_fd, &cfg, ports);
+		if (err) {
+			cli_error("synproxy: update %s: %s", ISN_MAP_SYNPROXY, strerror(-err));
+			goto out;
+		}
+	}
+	if (json) {
+		jw_init(&jw, stdout);
+		synproxy_print(&cfg, ports, &jw);
+		jw_finish(&jw);
+	} else {
+		synproxy_print(&cfg, ports, NULL);
+	}
+out:
+	err = err ? EXIT_RUNTIME : 0;
+out_close:
+	close(config_fd);
+	close(ports_fd);
+	return err;
+}
