@@ -7,10 +7,10 @@
  * valid cookie ACKs into connections at tc ingress. Each program parses,
  * looks up, decides, rewrites, and ends in one counter.
  *
- * Size after verification (bpf_prog_info xlated_prog_len / 8): see
- * `make bench` or `bpftool prog show`; isnguard_xdp 4066, isnguard_tc_ingress
- * 3102, isnguard_tc_cookie 1326, isnguard_xdp_cookie 2375,
- * isnguard_tc_egress 4533 instructions; the option walks are bpf_loop
+ * Size after verification (`bpftool prog loadall build/isnguard.bpf.o DIR`,
+ * then `bpftool prog show pinned`, xlated / 8): isnguard_xdp 4469,
+ * isnguard_xdp_cookie 2818, isnguard_tc_ingress 3881, isnguard_tc_cookie
+ * 2390, isnguard_tc_egress 4534 instructions; the option walks are bpf_loop
  * callbacks, verified once.
  */
 #include "vmlinux.h"
