@@ -357,9 +357,14 @@ static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *p
 	stat_inc(STAT_SYN_SEEN);
 	if (sp->mode == SYNPROXY_AUTO && !synproxy_auto_active(sp, th->dest))
 		return STAT_SYN_PASSED_AUTO;
-	/* Answered only in the plain form: no IP options, no FIN or RST beside SYN. */
+	/*
+	 * Answered only in the plain form: no IP options, no FIN or RST beside
+	 * SYN, and one buffer (a SYN spread over fragments carries more data
+	 * than a SYN-ACK can be cut down from in place).
+	 */
 	if (pkt->tcp_flags & (TCPF_FIN | TCPF_RST) ||
-	    (pkt->family == FLOW_FAMILY_IPV4 && pkt->l4_off != pkt->l3_off + IPV4_HLEN_MIN))
+	    (pkt->family == FLOW_FAMILY_IPV4 && pkt->l4_off != pkt->l3_off + IPV4_HLEN_MIN) ||
+	    bpf_xdp_get_buff_len(c->ctx) != (__u64)(ctx_data_end(c) - ctx_data(c)))
 		return STAT_SYN_UNANSWERABLE;
 	synopt_parse(c, pkt, &so);
 	if (so.is_signed)

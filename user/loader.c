@@ -500,6 +500,13 @@ static int attach_xdp(struct isnguard *skel, const struct attach_request *req, i
 	}
 	xdp_program__set_run_prio(*xdp_prog, ISN_XDP_RUN_PRIO);
 	xdp_program__set_chain_call_enabled(*xdp_prog, XDP_PASS, true);
+	/*
+	 * Multi-buffer frames (MTU above a page, e.g. 9000 on veth): the
+	 * headers are in the first buffer, which is all the datapath touches
+	 * directly; option walks and the SYN-ACK go through the load/store
+	 * helpers, which follow the fragments.
+	 */
+	xdp_program__set_xdp_frags_support(*xdp_prog, true);
 	err = xdp_program__attach(*xdp_prog, ifindex, xdp_mode_of(mode), 0);
 	if (err) {
 		report_xdp_error(req->ifname, err, mode);
