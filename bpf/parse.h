@@ -46,6 +46,13 @@
 #define TCPF_RST 0x04
 #define TCPF_ACK 0x10
 
+/*
+ * Set by the loader before load for a device without a link-layer header
+ * (tun, WireGuard, ipip: IP is the frame's first byte). A constant to the
+ * verifier, so each program keeps only its own branch.
+ */
+const volatile bool l3_device = false;
+
 /* Parsing went through; any other result is the STAT_PASS_* reason to stop. */
 #define PARSE_OK STAT_COUNT
 
@@ -146,7 +153,16 @@ static __always_inline int parse_frame(const struct ctx *c, struct pkt *pkt, boo
 	struct ethhdr *eth;
 	__u32 off = ETH_HLEN;
 	__u16 proto;
+	__u8 *first;
 
+	if (l3_device) {
+		first = ctx_ptr(c, 0, 1);
+		if (!first)
+			return STAT_PASS_TRUNCATED;
+		proto = (*first >> 4) == 4 ? bpf_htons(ETH_P_IP)
+		      : (*first >> 4) == 6 ? bpf_htons(ETH_P_IPV6) : 0;
+		return parse_ip(c, 0, proto, pkt, want_icmp);
+	}
 	eth = ctx_ptr(c, 0, ETH_HLEN);
 	if (!eth)
 		return STAT_PASS_TRUNCATED;

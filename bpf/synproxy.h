@@ -257,7 +257,7 @@ static __always_inline __u16 synack_tcp_csum(__u32 *w, const void *addrs, __u32 
 
 /*
  * Turns the SYN in the XDP frame into the SYN-ACK: Ethernet addresses
- * swapped (a VLAN tag stays), a fresh IP header back to the client, the
+ * swapped (a VLAN tag stays; an L3 device has none), a fresh IP header back to the client, the
  * TCP header from synack_tcp_header, the frame cut or grown to fit.
  */
 static __always_inline int synproxy_reply(const struct ctx *c, const struct pkt *pkt,
@@ -272,7 +272,7 @@ static __always_inline int synproxy_reply(const struct ctx *c, const struct pkt 
 	void *data, *end;
 
 	if (bpf_xdp_load_bytes(c->ctx, pkt->l4_off, &syn, sizeof(syn)) ||
-	    bpf_xdp_load_bytes(c->ctx, 0, eth, sizeof(eth)))
+	    (!l3_device && bpf_xdp_load_bytes(c->ctx, 0, eth, sizeof(eth))))
 		return -1;
 	tcp_len = synack_tcp_header(words, &syn, plan, sp, cookie, tsval);
 	__builtin_memcpy(swapped, eth + 6, 6);
@@ -325,7 +325,7 @@ static __always_inline int synproxy_reply(const struct ctx *c, const struct pkt 
 		if (bpf_xdp_store_bytes(c->ctx, pkt->l3_off, &ip6, sizeof(ip6)))
 			return -1;
 	}
-	if (bpf_xdp_store_bytes(c->ctx, 0, swapped, sizeof(swapped)))
+	if (!l3_device && bpf_xdp_store_bytes(c->ctx, 0, swapped, sizeof(swapped)))
 		return -1;
 	if (tcp_len > SYNACK_MAX_WORDS * 4 || tcp_len < TCP_HLEN_MIN)
 		return -1;

@@ -17,6 +17,7 @@
 #include "isnguard.h"
 #include "isnguard.skel.h"
 #include "loader.h"
+#include "netdev.h"
 #include "pinned.h"
 
 #define XDP_PROG_NAME "isnguard_xdp"
@@ -240,9 +241,11 @@ static int reuse_pinned_maps(struct isnguard *skel)
 	struct bpf_map *map;
 
 	bpf_object__for_each_map(map, skel->obj) {
-		int fd = pinned_map_open(bpf_map__name(map));
-		int err;
+		int fd, err;
 
+		if (bpf_map__is_internal(map))
+			continue;	/* .rodata: this load's own settings (l3_device) */
+		fd = pinned_map_open(bpf_map__name(map));
 		if (fd == -ENOENT)
 			continue;
 		if (fd < 0)
@@ -262,8 +265,11 @@ static int pin_new_maps(struct isnguard *skel)
 	char path[256];
 
 	bpf_object__for_each_map(map, skel->obj) {
-		int err = pin_path(path, sizeof(path), bpf_map__name(map));
+		int err;
 
+		if (bpf_map__is_internal(map))
+			continue;
+		err = pin_path(path, sizeof(path), bpf_map__name(map));
 		if (err)
 			return err;
 		if (access(path, F_OK) == 0)
@@ -593,13 +599,61 @@ const char *link_ingress_name(uint32_t ingress)
 	}
 }
 
+/*
+ * Refuses a device that shares its packets with one isnguard is attached to
+ * already in this namespace (VLAN and parent, bond and port, bridge and
+ * port): both would translate, and every connection would break. Tells
+ * whether the device has no link-layer header.
+ */
+static int check_device(const struct attach_request *req, int ifindex, bool *l3)
+{
+	static struct netdev devs[NETDEV_MAX];
+	struct link_key cur, next;
+	uint64_t here = netns_inode();
+	int n = netdev_list(devs, NETDEV_MAX), fd, err = 0;
+	void *prev = NULL;
+
+	*l3 = false;
+	if (n < 0) {
+		cli_error("attach %s: list the interfaces: %s", req->ifname, strerror(-n));
+		return n;
+	}
+	for (int i = 0; i < n; i++)
+		if (devs[i].ifindex == ifindex)
+			*l3 = netdev_is_l3(&devs[i]);
+	fd = pinned_map_open(ISN_MAP_LINKS);
+	if (fd < 0)
+		return 0;	/* no state yet: nothing else is attached */
+	while (!err && !bpf_map_get_next_key(fd, prev, &next)) {
+		const char *relation;
+
+		cur = next;
+		prev = &cur;
+		if (cur.netns_ino != here)
+			continue;
+		relation = netdev_relation(devs, n, ifindex, (int)cur.ifindex);
+		if (!relation)
+			continue;
+		for (int i = 0; i < n; i++) {
+			if (devs[i].ifindex != (int)cur.ifindex)
+				continue;
+			cli_error("attach %s: isnguard is attached to %s, %s: the same packets would "
+				  "be translated twice (detach %s first)", req->ifname, devs[i].name,
+				  relation, devs[i].name);
+			err = -EEXIST;
+		}
+	}
+	close(fd);
+	return err;
+}
+
 static int attach_locked(const struct attach_request *req, int ifindex)
 {
 	struct ingress_attached in = { 0 };
 	struct isnguard *skel = NULL;
 	struct attachment att;
 	uint32_t max_flows, egress_id = 0;
-	bool fresh, created_hook = false;
+	bool fresh, created_hook = false, l3;
 	char msg[128];
 	int err;
 
@@ -609,6 +663,9 @@ static int attach_locked(const struct attach_request *req, int ifindex)
 			  req->ifname, req->ifname);
 		return -EEXIST;
 	}
+	err = check_device(req, ifindex, &l3);
+	if (err)
+		return err;
 	fresh = !pinned_state_exists();
 	err = pick_max_flows(req, fresh, &max_flows);
 	if (err)
@@ -626,6 +683,7 @@ static int attach_locked(const struct attach_request *req, int ifindex)
 		cli_error("attach %s: open the BPF object: %s", req->ifname, msg);
 		goto undo;
 	}
+	skel->rodata->l3_device = l3;
 	bpf_map__set_max_entries(skel->maps.isn_flows, max_flows);
 	bpf_map__set_max_entries(skel->maps.isn_opening, isn_opening_size(max_flows));
 	err = reuse_pinned_maps(skel);

@@ -368,6 +368,69 @@ test_jumbo_mtu_9000_native_xdp() {
 	assert_no_csum_errors "$NS_B" B
 }
 
+# A device without a link-layer header (tun here, as WireGuard or ipip): the
+# IP header is the frame's first byte. A and B talk over a tun link of their
+# own; the datapath on A's tun must rewrite the ISN and translate.
+test_l3_tun_device_is_translated() {
+	local a=10.201.0.1 b=10.201.0.2 before after seq
+	is_baseline && skip "needs the datapath (ISNG_BASELINE=1)"
+	[ -c /dev/net/tun ] || skip "needs /dev/net/tun"
+	topo_up
+	ip -n "$NS_A" tuntap add dev tun0 mode tun || fail "tun in $NS_A"
+	ip -n "$NS_B" tuntap add dev tun0 mode tun || fail "tun in $NS_B"
+	bg_start relay "$NS_M" python3 "$E2E_DIR/tun_relay.py" "$NS_A" tun0 "$NS_B" tun0
+	for ((i = 0; i < 100; i++)); do
+		grep -q ready "$E2E_WORK/relay.out" && break
+		sleep 0.05
+	done
+	ip -n "$NS_A" addr add "$a/30" dev tun0
+	ip -n "$NS_B" addr add "$b/30" dev tun0
+	ip -n "$NS_A" link set tun0 up
+	ip -n "$NS_B" link set tun0 up
+	KEY=$(new_key_file "$E2E_WORK/key")
+	isng attach tun0 --xdp-mode skb || fail "isng attach tun0"
+	isng key set --from-file "$E2E_WORK/key" || fail "isng key set"
+	capture_start "$NS_B" tun0 "tcp port $PORT" "$E2E_WORK/b.pcap"
+	before=$(mono_ns)
+	transfer "$NS_A" "$NS_B" "$(ep 4 "$a" $PORT)" 4M 60 --local-port $CPORT
+	bg_wait client
+	after=$(mono_ns)
+	bg_wait server
+	capture_stop
+	assert_transfer_intact 4M server
+	seq=$(syn_isn_from_capture "$E2E_WORK/b.pcap" "$a")
+	assert_isn "$seq" siphash "$KEY" "$(ep 4 "$a" $PORT)" "$(ep 4 "$b" $CPORT)" "$before" "$after"
+	assert_gt "$(isng_counter ack_translated)" 0 "acks translated on tun0"
+}
+
+# A device that shares its packets with an attached one (a macvlan and its
+# lower device, a bridge and its port) is refused, naming the other device.
+test_stacked_attach_is_refused() {
+	local out rc
+	is_baseline && skip "needs the datapath (ISNG_BASELINE=1)"
+	topo_up
+	ip -n "$NS_A" link add link "$IF_A" name mv0 type macvlan mode bridge ||
+		skip "no macvlan in this kernel"
+	ip -n "$NS_A" link set mv0 up
+	isng_attach "$IF_A"
+	rc=0
+	out=$(isng attach mv0 2>&1) || rc=$?
+	assert_eq "$rc" 1 "exit status of attach on a macvlan of an attached device"
+	[[ "$out" =~ "isnguard is attached to $IF_A, its lower device" ]] || fail "the error does not name $IF_A: $out"
+	[[ "$(ip -n "$NS_A" -d link show mv0)" =~ xdp ]] && fail "XDP left on mv0"
+	isng detach "$IF_A" || fail "isng detach $IF_A"
+
+	ip -n "$NS_A" link add br0 type bridge || skip "no bridge in this kernel"
+	ip -n "$NS_A" link set br0 up
+	ip -n "$NS_A" link set mv0 master br0 || fail "mv0 into br0"
+	isng attach br0 --xdp-mode skb || fail "isng attach br0"
+	rc=0
+	out=$(isng attach mv0 2>&1) || rc=$?
+	assert_eq "$rc" 1 "exit status of attach on a port of an attached bridge"
+	[[ "$out" =~ "isnguard is attached to br0, its master" ]] || fail "the error does not name br0: $out"
+	log "ok: stacked attaches refused"
+}
+
 test_xfer_stream_matches_openssl_aes_ctr() {
 	local seed conn bytes key expected actual
 	require_cmd openssl

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * What kind of device an interface is, and which devices are stacked on it
+ * or under it, from an rtnetlink link dump of this network namespace (sysfs
+ * would show the namespace it was mounted in, not ours, under nsenter).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/if_arp.h>
+#include <linux/if_link.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <sys/socket.h>
+
+#include "netdev.h"
+
+#define NETDEV_BUF (32 * 1024)
+
+static void parse_linkinfo(struct rtattr *info, int len, struct netdev *dev)
+{
+	for (struct rtattr *a = info; RTA_OK(a, len); a = RTA_NEXT(a, len))
+		if (a->rta_type == IFLA_INFO_KIND)
+			snprintf(dev->kind, sizeof(dev->kind), "%s", (char *)RTA_DATA(a));
+}
+
+static void parse_link(struct nlmsghdr *nh, struct netdev *dev)
+{
+	struct ifinfomsg *ifi = NLMSG_DATA(nh);
+	int len = (int)(nh->nlmsg_len - NLMSG_LENGTH(sizeof(*ifi)));
+
+	memset(dev, 0, sizeof(*dev));
+	dev->ifindex = ifi->ifi_index;
+	dev->type = ifi->ifi_type;
+	for (struct rtattr *a = IFLA_RTA(ifi); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+		switch (a->rta_type) {
+		case IFLA_IFNAME:
+			snprintf(dev->name, sizeof(dev->name), "%s", (char *)RTA_DATA(a));
+			break;
+		case IFLA_MASTER:
+			dev->master = *(int *)RTA_DATA(a);
+			break;
+		case IFLA_LINK:
+			dev->link = *(int *)RTA_DATA(a);
+			break;
+		case IFLA_LINK_NETNSID:
+			dev->link_other_netns = true;
+			break;
+		case IFLA_LINKINFO:
+			parse_linkinfo(RTA_DATA(a), (int)RTA_PAYLOAD(a), dev);
+			break;
+		}
+	}
+}
+
+int netdev_list(struct netdev *devs, int max)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct ifinfomsg ifi;
+	} req = {
+		.nh = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETLINK,
+			.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP, .nlmsg_seq = 1 },
+		.ifi = { .ifi_family = AF_UNSPEC },
+	};
+	char *buf = malloc(NETDEV_BUF);
+	int fd, n = 0, err = 0;
+	bool done = false;
+
+	if (!buf)
+		return -ENOMEM;
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0 || send(fd, &req, sizeof(req), 0) < 0) {
+		err = -errno;
+		goto out;
+	}
+	while (!done) {
+		ssize_t len = recv(fd, buf, NETDEV_BUF, 0);
+
+		if (len < 0) {
+			err = -errno;
+			break;
+		}
+		for (struct nlmsghdr *nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)len);
+		     nh = NLMSG_NEXT(nh, len)) {
+			if (nh->nlmsg_type == NLMSG_DONE) {
+				done = true;
+				break;
+			}
+			if (nh->nlmsg_type == NLMSG_ERROR) {
+				err = ((struct nlmsgerr *)NLMSG_DATA(nh))->error;
+				done = true;
+				break;
+			}
+			if (nh->nlmsg_type == RTM_NEWLINK && n < max)
+				parse_link(nh, &devs[n++]);
+		}
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return err ? err : n;
+}
+
+bool netdev_is_l3(const struct netdev *dev)
+{
+	/* No link-layer header: tun, WireGuard (NONE), ipip/sit/ip6tnl/gre tunnels. */
+	switch (dev->type) {
+	case ARPHRD_NONE:
+	case ARPHRD_TUNNEL:
+	case ARPHRD_TUNNEL6:
+	case ARPHRD_SIT:
+	case ARPHRD_IPGRE:
+	case ARPHRD_IP6GRE:
+	case ARPHRD_RAWIP:
+		return true;
+	}
+	return false;
+}
+
+/* Devices that carry their lower device's very frames (its traffic, tagged or not). */
+static bool is_stacking_kind(const char *kind)
+{
+	return !strcmp(kind, "vlan") || !strcmp(kind, "macvlan") || !strcmp(kind, "macvtap") ||
+	       !strcmp(kind, "ipvlan") || !strcmp(kind, "ipvtap");
+}
+
+static const struct netdev *find(const struct netdev *devs, int n, int ifindex)
+{
+	for (int i = 0; i < n; i++)
+		if (devs[i].ifindex == ifindex)
+			return &devs[i];
+	return NULL;
+}
+
+/*
+ * Whether the same packets pass both a and b: one is the master (bond,
+ * bridge, team) of the other, or a VLAN/macvlan/ipvlan on it, at any depth.
+ * Sets *relation to how b stands to a.
+ */
+static bool below(const struct netdev *devs, int n, const struct netdev *upper, int lower_index)
+{
+	for (int depth = 0; upper && depth < 8; depth++) {
+		int next = 0;
+
+		if (upper->link && !upper->link_other_netns && is_stacking_kind(upper->kind))
+			next = upper->link;
+		if (next == lower_index)
+			return true;
+		upper = next ? find(devs, n, next) : NULL;
+	}
+	return false;
+}
+
+static bool mastered_by(const struct netdev *devs, int n, const struct netdev *port, int master)
+{
+	for (int depth = 0; port && port->master && depth < 8; depth++) {
+		if (port->master == master)
+			return true;
+		port = find(devs, n, port->master);
+	}
+	return false;
+}
+
+const char *netdev_relation(const struct netdev *devs, int n, int a, int b)
+{
+	const struct netdev *da = find(devs, n, a), *db = find(devs, n, b);
+
+	if (!da || !db || a == b)
+		return NULL;
+	if (below(devs, n, da, b))
+		return "its lower device";
+	if (below(devs, n, db, a))
+		return "an upper device on it";
+	if (mastered_by(devs, n, da, b))
+		return "its master";
+	if (mastered_by(devs, n, db, a))
+		return "a port of it";
+	return NULL;
+}

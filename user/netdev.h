@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Interfaces of this network namespace as rtnetlink tells them (user/netdev.c). */
+#ifndef ISNGUARD_NETDEV_H
+#define ISNGUARD_NETDEV_H
+
+#include <stdbool.h>
+
+#define NETDEV_MAX 1024
+
+struct netdev {
+	int ifindex;
+	unsigned short type;		/* ARPHRD_* */
+	int master;			/* IFLA_MASTER: bond, bridge, team, vrf; 0 if none */
+	int link;			/* IFLA_LINK: a VLAN's parent, a veth's peer, ... */
+	bool link_other_netns;		/* link is an ifindex of another namespace */
+	char name[16];			/* IFNAMSIZ */
+	char kind[16];			/* IFLA_INFO_KIND: "vlan", "bond", "veth", ... */
+};
+
+/* Every link of this namespace into devs; returns how many, or -errno. */
+int netdev_list(struct netdev *devs, int max);
+/* No link-layer header: the IP header is the first byte of every frame. */
+bool netdev_is_l3(const struct netdev *dev);
+/*
+ * How interface b stands to a when the same packets pass both ("its lower
+ * device", "an upper device on it", "its master", "a port of it"), else NULL.
+ */
+const char *netdev_relation(const struct netdev *devs, int n, int a, int b);
+
+#endif /* ISNGUARD_NETDEV_H */
