@@ -37,6 +37,7 @@
 #define IPV6_TCP_HDRS 60
 /* The longest SYN-ACK header: 20 bytes, MSS, SACK-permitted + timestamps, window scale. */
 #define SYNACK_MAX_WORDS 10
+#define SYNACK_UNTOUCHED 1
 
 extern int bpf_sk_assign_tcp_reqsk(struct __sk_buff *skb, struct sock *sk,
 				   struct bpf_tcp_req_attrs *attrs, int attrs__sz) __ksym __weak;
@@ -257,8 +258,10 @@ static __always_inline __u16 synack_tcp_csum(__u32 *w, const void *addrs, __u32 
 
 /*
  * Turns the SYN in the XDP frame into the SYN-ACK: Ethernet addresses
- * swapped (a VLAN tag stays; an L3 device has none), a fresh IP header back to the client, the
- * TCP header from synack_tcp_header, the frame cut or grown to fit.
+ * swapped (a VLAN tag stays; an L3 device has none), a fresh IP header back
+ * to the client, the TCP header from synack_tcp_header, the frame cut or
+ * grown to fit. Returns 0, SYNACK_UNTOUCHED when it failed before changing
+ * a byte (the SYN can go to the host), or -1 after (it must be dropped).
  */
 static __always_inline int synproxy_reply(const struct ctx *c, const struct pkt *pkt,
 					  const struct synack_plan *plan,
@@ -273,8 +276,10 @@ static __always_inline int synproxy_reply(const struct ctx *c, const struct pkt 
 
 	if (bpf_xdp_load_bytes(c->ctx, pkt->l4_off, &syn, sizeof(syn)) ||
 	    (!l3_device && bpf_xdp_load_bytes(c->ctx, 0, eth, sizeof(eth))))
-		return -1;
+		return SYNACK_UNTOUCHED;
 	tcp_len = synack_tcp_header(words, &syn, plan, sp, cookie, tsval);
+	if (tcp_len > SYNACK_MAX_WORDS * 4 || tcp_len < TCP_HLEN_MIN)
+		return SYNACK_UNTOUCHED;	/* for the verifier: the bound of the store below */
 	__builtin_memcpy(swapped, eth + 6, 6);
 	__builtin_memcpy(swapped + 6, eth, 6);
 
@@ -283,7 +288,7 @@ static __always_inline int synproxy_reply(const struct ctx *c, const struct pkt 
 		__be32 addr;
 
 		if (bpf_xdp_load_bytes(c->ctx, pkt->l3_off, &ip, sizeof(ip)))
-			return -1;
+			return SYNACK_UNTOUCHED;
 		addr = ip.saddr;
 		ip.saddr = ip.daddr;
 		ip.daddr = addr;
@@ -301,7 +306,7 @@ static __always_inline int synproxy_reply(const struct ctx *c, const struct pkt 
 		data = ctx_data(c);
 		end = ctx_data_end(c);
 		if (bpf_xdp_adjust_tail(c->ctx, (int)frame_len - (int)(end - data)))
-			return -1;
+			return SYNACK_UNTOUCHED;	/* no tailroom to grow into */
 		if (bpf_xdp_store_bytes(c->ctx, pkt->l3_off, &ip, sizeof(ip)))
 			return -1;
 	} else {
@@ -309,7 +314,7 @@ static __always_inline int synproxy_reply(const struct ctx *c, const struct pkt 
 		__u8 addr[16];
 
 		if (bpf_xdp_load_bytes(c->ctx, pkt->l3_off, &ip6, sizeof(ip6)))
-			return -1;
+			return SYNACK_UNTOUCHED;
 		__builtin_memcpy(addr, &ip6.saddr, 16);
 		__builtin_memcpy(&ip6.saddr, &ip6.daddr, 16);
 		__builtin_memcpy(&ip6.daddr, addr, 16);
@@ -321,13 +326,11 @@ static __always_inline int synproxy_reply(const struct ctx *c, const struct pkt 
 		data = ctx_data(c);
 		end = ctx_data_end(c);
 		if (bpf_xdp_adjust_tail(c->ctx, (int)frame_len - (int)(end - data)))
-			return -1;
+			return SYNACK_UNTOUCHED;
 		if (bpf_xdp_store_bytes(c->ctx, pkt->l3_off, &ip6, sizeof(ip6)))
 			return -1;
 	}
 	if (!l3_device && bpf_xdp_store_bytes(c->ctx, 0, swapped, sizeof(swapped)))
-		return -1;
-	if (tcp_len > SYNACK_MAX_WORDS * 4 || tcp_len < TCP_HLEN_MIN)
 		return -1;
 	return bpf_xdp_store_bytes(c->ctx, pkt->l4_off, words, tcp_len) ? -1 : 0;
 }
@@ -347,7 +350,7 @@ static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *p
 	struct tcphdr *th;
 	__u32 cookie, tsval = 0;
 	__be32 seq;
-	int state;
+	int state, ret;
 
 	if (!sp)
 		return SYNPROXY_NOT_MINE;
@@ -386,9 +389,10 @@ static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *p
 	synproxy_plan(c, pkt, sp, &so, &plan);
 	cookie = cookie_make(key, cfg->key_gen, &fk, plan.client_isn, bpf_ktime_get_coarse_ns(),
 			     cookie_opt_bits(plan.mss_index, &plan.opts), plan.ts, &tsval);
-	if (synproxy_reply(c, pkt, &plan, sp, cookie, tsval))
-		return STAT_DROP_ERROR;
-	return STAT_COOKIE_SENT;
+	ret = synproxy_reply(c, pkt, &plan, sp, cookie, tsval);
+	if (ret == SYNACK_UNTOUCHED)
+		return STAT_SYN_UNANSWERABLE;
+	return ret ? STAT_DROP_ERROR : STAT_COOKIE_SENT;
 }
 
 /* An ACK (no SYN, no RST) to a protected port: what synproxy_ack takes. */
