@@ -37,7 +37,7 @@ USER_LIBS = $(shell $(PKG_CONFIG) --libs libxdp libbpf libcrypto 2>/dev/null || 
 CLI_SRCS := $(wildcard user/*.c) $(wildcard user/ref/*.c)
 CLI_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRCS))
 # What tests and bench reuse from userspace.
-SHARED_OBJS := $(BUILD)/user/ref/isn_ref.o $(BUILD)/user/json_writer.o $(BUILD)/user/parse.o
+SHARED_OBJS := $(BUILD)/user/ref/isn_ref.o $(BUILD)/user/ref/cookie_ref.o $(BUILD)/user/json_writer.o $(BUILD)/user/parse.o
 
 # BPF objects: the datapath (bpf/*.bpf.c) and test-only programs (tests/bpf/*.bpf.c).
 BPF_SRCS := $(wildcard bpf/*.bpf.c) $(wildcard tests/bpf/*.bpf.c)

@@ -26,13 +26,6 @@ struct cookie_opts {
 	bool ecn_ok;
 };
 
-enum cookie_verdict {
-	COOKIE_OK,
-	COOKIE_BAD_MAC,
-	COOKIE_EXPIRED,
-	COOKIE_UNKNOWN_KEY,
-};
-
 static __always_inline __u32 cookie_slot(__u64 now_ns)
 {
 	return (__u32)(now_ns >> COOKIE_SLOT_SHIFT);

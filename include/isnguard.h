@@ -383,6 +383,14 @@ struct syn_rate {
 #define COOKIE_MSS6_TABLE { COOKIE_MSS6_0, COOKIE_MSS6_1, COOKIE_MSS6_2, COOKIE_MSS6_3, \
 			    COOKIE_MSS6_4, COOKIE_MSS6_5, COOKIE_MSS6_6, COOKIE_MSS6_7 }
 
+/* What a cookie check says; bpf/cookie.h and the reference return these. */
+enum cookie_verdict {
+	COOKIE_OK = 0,
+	COOKIE_BAD_MAC = 1,
+	COOKIE_EXPIRED = 2,	/* the slot is neither the current nor the previous one */
+	COOKIE_UNKNOWN_KEY = 3,	/* the previous key, more than a lifetime after the rotation */
+};
+
 /* T || ISN || slot || options, for IPv4 and IPv6. */
 #define COOKIE_INPUT4_LEN (ISN_TUPLE4_LEN + 12)
 #define COOKIE_INPUT6_LEN (ISN_TUPLE6_LEN + 12)
