@@ -68,6 +68,10 @@ static struct bpf_program *prog_of(enum dp_prog prog)
 		return skel->progs.isnguard_xdp;
 	case DP_TC_INGRESS:
 		return skel->progs.isnguard_tc_ingress;
+	case DP_XDP_COOKIE:
+		return skel->progs.isnguard_xdp_cookie;
+	case DP_TC_COOKIE:
+		return skel->progs.isnguard_tc_cookie;
 	default:
 		return skel->progs.isnguard_tc_egress;
 	}
@@ -75,14 +79,16 @@ static struct bpf_program *prog_of(enum dp_prog prog)
 
 const char *dp_prog_name(enum dp_prog prog)
 {
-	static const char *const names[] = { "xdp ingress", "tc ingress", "tc egress" };
+	static const char *const names[] = { "xdp ingress", "tc ingress", "tc egress",
+					     "xdp cookie", "tc cookie" };
 
 	return names[prog];
 }
 
 uint32_t dp_pass_verdict(enum dp_prog prog)
 {
-	return prog == DP_XDP_INGRESS ? XDP_PASS_VERDICT : TC_ACT_UNSPEC_VERDICT;
+	return prog == DP_XDP_INGRESS || prog == DP_XDP_COOKIE ? XDP_PASS_VERDICT
+							       : TC_ACT_UNSPEC_VERDICT;
 }
 
 bool dp_run(enum dp_prog prog, const uint8_t *in, size_t in_len, uint8_t *out,
@@ -111,6 +117,45 @@ bool dp_set_key(const struct isn_key *key)
 
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.isn_key), &zero, key, BPF_ANY)) {
 		FAIL("set key: %s", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+bool dp_set_key_slot(uint32_t slot, const struct isn_key *key)
+{
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.isn_key), &slot, key, BPF_ANY)) {
+		FAIL("set key slot %u: %s", slot, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+bool dp_set_synproxy(const struct synproxy_config *cfg, uint16_t port)
+{
+	uint64_t bits;
+	uint32_t zero = 0, word;
+	int ports_fd = bpf_map__fd(skel->maps.isn_synproxy_ports);
+
+	for (word = 0; word < SYNPROXY_PORT_WORDS; word++) {
+		bits = word == (uint32_t)port >> 6 ? 1ULL << (port & 63) : 0;
+		if (bpf_map_update_elem(ports_fd, &word, &bits, BPF_ANY))
+			goto fail;
+	}
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.isn_synproxy), &zero, cfg, BPF_ANY))
+		goto fail;
+	return true;
+fail:
+	FAIL("set synproxy: %s", strerror(errno));
+	return false;
+}
+
+bool dp_set_syn_rate(uint16_t port, const struct syn_rate *rate)
+{
+	uint32_t index = port;
+
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.isn_syn_rate), &index, rate, BPF_ANY)) {
+		FAIL("set syn rate: %s", strerror(errno));
 		return false;
 	}
 	return true;
@@ -145,6 +190,19 @@ static void change_timeouts(struct isn_config *cfg, const uint32_t *v)
 	cfg->timeout_established = v[1];
 	cfg->timeout_closing = v[2];
 	cfg->timeout_closed = v[3];
+}
+
+static void set_key_gen(struct isn_config *cfg, const uint32_t *v)
+{
+	cfg->key_gen = v[0];
+	cfg->key_rotated_ns = (uint64_t)v[1] << 32 | v[2];
+}
+
+bool dp_set_key_gen(uint32_t key_gen, uint64_t rotated_ns)
+{
+	const uint32_t v[3] = { key_gen, (uint32_t)(rotated_ns >> 32), (uint32_t)rotated_ns };
+
+	return config_update(set_key_gen, v);
 }
 
 bool dp_set_hash(enum isn_hash hash)

@@ -18,6 +18,8 @@ enum dp_prog {
 	DP_XDP_INGRESS,
 	DP_TC_INGRESS,
 	DP_TC_EGRESS,
+	DP_XDP_COOKIE,		/* the SYN-proxy half alone, beside tc ingress */
+	DP_TC_COOKIE,		/* cookie ACKs beside XDP ingress */
 };
 
 #define DP_FLOW_TABLE_SIZE 4096
@@ -45,6 +47,14 @@ bool dp_restore_config(void);
 /* Flow table access: either table; *opening tells whether it is the handshake one. */
 bool dp_flow_get(const struct flow_key *fk, struct flow_state *st);
 bool dp_flow_get_in(const struct flow_key *fk, struct flow_state *st, bool *opening);
+
+/* The SYN proxy: mode (SYNPROXY_OFF to switch it off), settings and one protected port. */
+bool dp_set_synproxy(const struct synproxy_config *cfg, uint16_t port);
+/* Key generation and rotation time in the config (the key map has ISN_KEY_SLOTS slots). */
+bool dp_set_key_gen(uint32_t key_gen, uint64_t rotated_ns);
+bool dp_set_key_slot(uint32_t slot, const struct isn_key *key);
+/* The auto-mode rate record of a port. */
+bool dp_set_syn_rate(uint16_t port, const struct syn_rate *rate);
 
 /* Sum over CPUs of one counter. */
 uint64_t dp_stat(enum isn_stat stat);
