@@ -88,6 +88,11 @@ $(BUILD)/tcp_xfer: tests/e2e/tcp_xfer.c | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ -lcrypto
 
+# End-to-end flood generator (tests/e2e): spoofed SYNs or ACKs from a test prefix, bounded.
+$(BUILD)/syn_flood: tests/e2e/syn_flood.c | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $< -o $@
+
 $(BUILD)/bench: $(BENCH_OBJS) $(SHARED_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
@@ -97,7 +102,7 @@ deps:
 	$(Q)scripts/deps.sh
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/test_runner $(BUILD)/tcp_xfer
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/test_runner $(BUILD)/tcp_xfer $(BUILD)/syn_flood
 	$(Q)scripts/run-tests.sh $(BUILD)
 
 bench: deps
@@ -105,7 +110,8 @@ bench: deps
 	$(Q)$(BUILD)/bench $(BENCH_ARGS)
 
 demo: deps
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/test_runner $(BUILD)/tcp_xfer
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/test_runner $(BUILD)/tcp_xfer \
+		$(BUILD)/syn_flood
 	$(Q)scripts/demo.sh $(BUILD)
 
 install: all

@@ -49,6 +49,7 @@ if [ "${E2E:-1}" != 0 ]; then
 	echo "== end-to-end tests"
 	# shellcheck disable=SC2086
 	ISNGUARD=$(readlink -f "$build/isnguard") TCP_XFER=$(readlink -f "$build/tcp_xfer") \
+		SYN_FLOOD=$(readlink -f "$build/syn_flood") XDP_PASS_OBJ=$(readlink -f "$build/xdp_pass.bpf.o") \
 		bash "$here/../tests/e2e/run.sh" ${E2E_ARGS:-} | tee "$out"
 	[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 	count "$out" "the end-to-end suite"

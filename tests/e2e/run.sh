@@ -24,6 +24,8 @@
 E2E_SELF=$(readlink -f "${BASH_SOURCE[0]}")
 # shellcheck source=tests/e2e/lib.sh
 . "$(dirname "$E2E_SELF")/lib.sh"
+# shellcheck source=tests/e2e/synproxy.sh
+. "$(dirname "$E2E_SELF")/synproxy.sh"
 
 PORT=5001
 CPORT=40001
@@ -480,7 +482,8 @@ run_main() {
 		esac
 		shift
 	done
-	mapfile -t tests < <(grep -oE '^test_[a-z0-9_]+\(\)' "$E2E_SELF" | tr -d '()')
+	mapfile -t tests < <(grep -ohE '^test_[a-z0-9_]+\(\)' "$E2E_SELF" "$E2E_DIR/synproxy.sh" |
+		tr -d '()')
 	for t in "${tests[@]}"; do
 		if [ ${#filters[@]} -eq 0 ]; then
 			selected+=("$t")

@@ -1,0 +1,266 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# shellcheck shell=bash
+#
+# End-to-end tests of the SYN proxy, sourced by run.sh (same topology, same
+# helpers). A, the protected host, listens on $SP_PORT; B's real kernel TCP
+# connects through M. XDP_TX sends A's cookie SYN-ACKs back to M, and a veth
+# delivers what its peer sends with XDP_TX only when it has an XDP program
+# of its own: M's side gets an XDP_PASS program (test set-up only). Floods
+# come from M (syn_flood on m0) with sources in $FLOOD_NET4/$FLOOD_NET6,
+# subnets assigned to M's loopback, so nothing leaves the namespaces; every
+# flood is bounded in time and count.
+
+SYN_FLOOD=${SYN_FLOOD:-$E2E_ROOT/build/syn_flood}
+XDP_PASS_OBJ=${XDP_PASS_OBJ:-$E2E_ROOT/build/xdp_pass.bpf.o}
+SP_PORT=5001
+SP_OTHER_PORT=5002
+FLOOD_NET4=10.200.9.0/24
+FLOOD_NET6=fd00:200:9::/120
+
+# The topology with the SYN proxy on A's port (extra attach options in "$@").
+sp_setup() {
+	[ -x "$SYN_FLOOD" ] || fail "no $SYN_FLOOD (make build/syn_flood)"
+	[ -f "$XDP_PASS_OBJ" ] || fail "no $XDP_PASS_OBJ (make)"
+	topo_up
+	ip -n "$NS_M" link set dev "$IF_MA" xdpdrv obj "$XDP_PASS_OBJ" sec xdp.frags ||
+		fail "XDP_PASS program on $NS_M/$IF_MA"
+	ip -n "$NS_M" addr add 10.200.9.1/24 dev lo
+	ip -n "$NS_M" addr add fd00:200:9::1/120 dev lo
+	# A's cookie SYN-ACKs to spoofed sources end here, not in M's stack.
+	in_ns "$NS_M" nft -f - <<-EOF || fail "nft in $NS_M"
+	table inet isng_e2e_flood {
+		chain input {
+			type filter hook input priority 0; policy accept;
+			ip daddr 10.200.9.0/24 tcp flags & (syn | ack) == syn | ack drop
+			ip6 daddr fd00:200:9::/120 tcp flags & (syn | ack) == syn | ack drop
+		}
+	}
+	EOF
+	in_ns "$NS_A" sysctl -qw net.ipv4.tcp_syncookies=1
+	KEY=$(new_key_file "$E2E_WORK/key")
+	isng_attach "$IF_A" --synproxy "$SP_PORT" "$@"
+	isng key set --from-file "$E2E_WORK/key" || fail "isng key set"
+}
+
+# The flood: syn_flood on M's side of the A-M link. Args: FAMILY TYPE SECONDS COUNT [RATE].
+sp_flood() {
+	local fam=$1 type=$2 secs=$3 count=$4 rate=${5:-0} src dst mac smac
+	if [ "$fam" = 6 ]; then src=$FLOOD_NET6 dst=$A6; else src=$FLOOD_NET4 dst=$A4; fi
+	mac=$(ip -n "$NS_A" -br link show "$IF_A" | awk '{print $3}')
+	smac=$(ip -n "$NS_M" -br link show "$IF_MA" | awk '{print $3}')
+	in_ns "$NS_M" taskset -c 0 "$SYN_FLOOD" --iface "$IF_MA" --dst-mac "$mac" --src-mac "$smac" \
+		--src "$src" --dst "$dst" --dport "$SP_PORT" --type "$type" --duration "$secs" \
+		--count "$count" --rate "$rate"
+}
+
+# Host A's own TCP counters that must not move: its SYN queue never saw the flood.
+assert_host_syn_queue_untouched() {
+	local c v recv
+	for c in TcpExtSyncookiesSent TcpExtListenOverflows TcpExtListenDrops; do
+		v=$(nstat_get "$NS_A" "$c")
+		assert_eq "${v:-0}" 0 "$c on A"
+	done
+	recv=$(in_ns "$NS_A" ss -Htn state syn-recv "sport = :$SP_PORT" | wc -l)
+	assert_eq "$recv" 0 "SYN-RECV sockets for port $SP_PORT on A"
+}
+
+# One transfer from B to A's protected port, client options set in B's stack.
+check_synproxy_transfer() { # FAMILY TIMESTAMPS(0|1) SACK(0|1)
+	local fam=$1 tstamps=$2 sack=$3 a synack sent done
+	a=$(addr_of A "$fam")
+	sp_setup
+	in_ns "$NS_B" sysctl -qw net.ipv4.tcp_timestamps="$tstamps" net.ipv4.tcp_sack="$sack"
+	# tcpdump's tcp[] offsets are IPv4-only: capture the port, read the SYNs out.
+	capture_start "$NS_B" "$IF_B" "tcp port $SP_PORT" "$E2E_WORK/b.pcap"
+	transfer "$NS_A" "$NS_B" "$(ep "$fam" "$a" $SP_PORT)" 20M 60
+	bg_wait client
+	bg_wait server
+	capture_stop
+	assert_transfer_intact 20M server
+	synack=$(tcpdump -r "$E2E_WORK/b.pcap" -nn -v -c 20 2>/dev/null | grep -A1 'Flags \[S\.' | tr '\n' ' ')
+	log "SYN-ACK at B: $synack"
+	[[ "$synack" == *"Flags [S."* ]] || fail "no SYN-ACK in the capture"
+	if [ "$tstamps" = 1 ]; then
+		[[ "$synack" == *"TS val"* ]] || fail "client offered timestamps, the SYN-ACK has none"
+	else
+		[[ "$synack" == *"TS val"* ]] && fail "client offered no timestamps, the SYN-ACK has them"
+	fi
+	if [ "$sack" = 1 ]; then
+		[[ "$synack" == *"sackOK"* ]] || fail "client offered SACK, the SYN-ACK has none"
+	else
+		[[ "$synack" == *"sackOK"* ]] && fail "client offered no SACK, the SYN-ACK has it"
+	fi
+	[[ "$synack" == *"wscale"* ]] || fail "no window scale in the SYN-ACK"
+	sent=$(isng_counter cookie_sent)
+	done=$(isng_counter cookie_handshake_to_stack)
+	assert_ge "$sent" 1 "cookie_sent"
+	assert_eq "$done" 1 "cookie_handshake_to_stack"
+	assert_host_syn_queue_untouched
+}
+
+test_synproxy_ipv4_timestamps_sack() { check_synproxy_transfer 4 1 1; }
+test_synproxy_ipv4_no_timestamps() { check_synproxy_transfer 4 0 1; }
+test_synproxy_ipv4_no_sack() { check_synproxy_transfer 4 1 0; }
+test_synproxy_ipv6_timestamps_sack() { check_synproxy_transfer 6 1 1; }
+test_synproxy_ipv6_no_timestamps_no_sack() { check_synproxy_transfer 6 0 0; }
+
+# The server speaks first (an SMTP or SSH banner): the client sends nothing
+# until it has read 1 MiB from the server.
+test_synproxy_server_speaks_first() {
+	sp_setup
+	bg_start server "$NS_A" "$TCP_XFER" server --listen "$A4:$SP_PORT" --send 1M --seed "$SEED_A" \
+		--timeout 30
+	wait_listen "$NS_A" "$SP_PORT"
+	bg_start client "$NS_B" "$TCP_XFER" client --connect "$A4:$SP_PORT" --recv --timeout 30
+	bg_wait client
+	bg_wait server
+	assert_received "$E2E_WORK/client.out" "$SEED_A" 1M "B received the server's banner stream"
+	assert_eq "$(isng_counter cookie_handshake_to_stack)" 1 "cookie_handshake_to_stack"
+}
+
+# A spoofed-SYN flood at A's port while B completes 1000 connections: all of
+# them succeed, and A's own SYN queue never sees a SYN.
+test_synproxy_flood_while_1000_connections_succeed() {
+	local flood rate
+	sp_setup
+	bg_start server "$NS_A" "$TCP_XFER" server --listen "$A4:$SP_PORT" --conns 1000 --send 4K \
+		--recv --seed "$SEED_A" --timeout 60
+	wait_listen "$NS_A" "$SP_PORT"
+	sp_flood 4 syn 10 3000000 >"$E2E_WORK/flood.out" &
+	BG_PIDS[flood]=$!
+	sleep 1
+	bg_start client "$NS_B" taskset -c 1 "$TCP_XFER" client --connect "$A4:$SP_PORT" --parallel 1000 \
+		--send 4K --recv --seed "$SEED_B" --timeout 60
+	bg_wait client
+	bg_wait server
+	wait "${BG_PIDS[flood]}"
+	unset "BG_PIDS[flood]"
+	flood=$(cat "$E2E_WORK/flood.out")
+	log "flood: $flood"
+	rate=$(sed -n 's/.*: \([0-9]*\) per second.*/\1/p' <<<"$flood")
+	assert_received "$E2E_WORK/server.out" "$SEED_B" 4K "A received from the 1000 connections"
+	assert_received "$E2E_WORK/client.out" "$SEED_A" 4K "B received on its 1000 connections"
+	assert_eq "$(grep -c '^conn ' "$E2E_WORK/client.out")" 1000 "connections B completed"
+	assert_host_syn_queue_untouched
+	assert_ge "$(isng_counter cookie_sent)" 100000 "cookie SYN-ACKs sent during the flood"
+	assert_eq "$(isng_counter cookie_handshake_to_stack)" 1000 "cookie_handshake_to_stack"
+	# The rate depends on the machine; the issue asks for >= 100k/s.
+	if [ "${rate:-0}" -lt 100000 ]; then
+		log "NOTE: the flood reached only $rate SYN/s on this machine"
+	else
+		log "ok: flood rate $rate SYN/s (>= 100000)"
+	fi
+}
+
+# 100k forged ACKs make no connection; each is counted as an invalid cookie.
+test_synproxy_100k_forged_acks_make_no_connection() {
+	local invalid before_invalid accepted
+	sp_setup
+	bg_start server "$NS_A" "$TCP_XFER" server --listen "$A4:$SP_PORT" --conns 1 --send 1K \
+		--recv --seed "$SEED_A" --timeout 30
+	wait_listen "$NS_A" "$SP_PORT"
+	before_invalid=$(( $(isng_counter cookie_ack_invalid_mac) + $(isng_counter cookie_ack_invalid_expired) + $(isng_counter cookie_ack_invalid_key) ))
+	log "forged ACKs: $(sp_flood 4 ack 20 100000)"
+	invalid=$(( $(isng_counter cookie_ack_invalid_mac) + $(isng_counter cookie_ack_invalid_expired) + $(isng_counter cookie_ack_invalid_key) - before_invalid ))
+	accepted=$(isng_counter cookie_handshake_to_stack)
+	assert_eq "$accepted" 0 "connections made by 100000 forged ACKs"
+	assert_ge "$invalid" 99000 "forged ACKs counted invalid (some may be lost on the veth)"
+	assert_eq "$(in_ns "$NS_A" ss -Htn state established "sport = :$SP_PORT" | wc -l)" 0 \
+		"established sockets on A"
+	# The listener still works after it.
+	bg_start client "$NS_B" "$TCP_XFER" client --connect "$A4:$SP_PORT" --send 1K --recv \
+		--seed "$SEED_B" --timeout 30
+	bg_wait client
+	bg_wait server
+	assert_eq "$(isng_counter cookie_handshake_to_stack)" 1 "the real client's connection"
+}
+
+# A port not under --synproxy still gets keyed-ISN rewriting.
+test_synproxy_unprotected_port_keeps_isn_rewriting() {
+	local before after seq
+	sp_setup
+	capture_start "$NS_B" "$IF_B" "tcp port $SP_OTHER_PORT" "$E2E_WORK/b.pcap"
+	before=$(mono_ns)
+	transfer "$NS_A" "$NS_B" "$(ep 4 "$A4" $SP_OTHER_PORT)" 1M 30 --local-port $CPORT
+	bg_wait client
+	after=$(mono_ns)
+	bg_wait server
+	capture_stop
+	assert_transfer_intact 1M server
+	seq=$(syn_isn_from_capture "$E2E_WORK/b.pcap" "$A4")
+	assert_isn "$seq" siphash "$KEY" "$(ep 4 "$A4" $SP_OTHER_PORT)" "$(ep 4 "$B4" $CPORT)" "$before" "$after"
+	assert_eq "$(isng_counter cookie_sent)" 0 "cookie_sent for the unprotected port"
+}
+
+# auto: below the threshold SYNs reach A's stack; a flood above it switches
+# cookies on; once the flood stops, the next SYN switches them off again.
+test_synproxy_auto_switches_around_threshold() {
+	local on off passed
+	sp_setup --synproxy-mode auto --syn-threshold 5000
+	bg_start server "$NS_A" "$TCP_XFER" server --listen "$A4:$SP_PORT" --conns 2 --send 1K \
+		--recv --seed "$SEED_A" --timeout 60
+	wait_listen "$NS_A" "$SP_PORT"
+	bg_start client "$NS_B" "$TCP_XFER" client --connect "$A4:$SP_PORT" --send 1K --recv \
+		--seed "$SEED_B" --timeout 30
+	bg_wait client
+	passed=$(isng_counter syn_passed_auto)
+	assert_ge "$passed" 1 "SYNs passed to A below the threshold"
+	log "flood: $(sp_flood 4 syn 3 1000000 50000)"
+	on=$(isng_counter synproxy_auto_on)
+	assert_ge "$on" 1 "synproxy_auto_on after 3 s at 50k SYN/s"
+	assert_ge "$(isng_counter cookie_sent)" 1000 "cookies sent while on"
+	sleep 1.2
+	bg_start client "$NS_B" "$TCP_XFER" client --connect "$A4:$SP_PORT" --send 1K --recv \
+		--seed "$SEED_B" --timeout 30
+	bg_wait client
+	bg_wait server
+	off=$(isng_counter synproxy_auto_off)
+	assert_ge "$off" 1 "synproxy_auto_off once the flood stopped"
+	assert_ge "$(isng_counter syn_passed_auto)" $((passed + 1)) "the next SYN went to A again"
+}
+
+# attach --synproxy refuses, with one line naming the sysctl, when the
+# namespace takes no cookie connections; nothing is attached. A bad port
+# list is bad usage.
+test_synproxy_attach_refused_without_tcp_syncookies() {
+	local out rc=0
+	topo_up
+	in_ns "$NS_A" sysctl -qw net.ipv4.tcp_syncookies=0
+	out=$(isng attach "$IF_A" --synproxy 80 2>&1 >/dev/null) || rc=$?
+	out=$(grep -v '^# ' <<<"$out")
+	assert_eq "$rc" 1 "exit status with tcp_syncookies=0"
+	assert_eq "$(wc -l <<<"$out")" 1 "error lines"
+	[[ "$out" == *"net.ipv4.tcp_syncookies is 0"*"sysctl -w net.ipv4.tcp_syncookies=1"* ]] ||
+		fail "the error does not name the sysctl and its fix: $out"
+	[[ "$(ip -n "$NS_A" -d link show "$IF_A")" =~ xdp ]] && fail "XDP left on $IF_A"
+	[ ! -e "$PIN_DIR" ] || fail "pin dir $PIN_DIR left behind"
+	assert_eq "$(in_ns "$NS_A" sysctl -n net.ipv4.tcp_syncookies)" 0 "tcp_syncookies left as it was"
+	rc=0
+	isng attach "$IF_A" --synproxy 80,9x >/dev/null 2>&1 || rc=$?
+	assert_eq "$rc" 2 "exit status of a bad port list"
+}
+
+# `isnguard synproxy PORT` switches it on live on an interface attached
+# without --synproxy; `synproxy off` gives the SYNs back to A's stack.
+test_synproxy_switched_on_and_off_live() {
+	topo_up
+	ip -n "$NS_M" link set dev "$IF_MA" xdpdrv obj "$XDP_PASS_OBJ" sec xdp.frags ||
+		fail "XDP_PASS program on $NS_M/$IF_MA"
+	in_ns "$NS_A" sysctl -qw net.ipv4.tcp_syncookies=1
+	isng_attach "$IF_A"
+	isng synproxy "$SP_PORT" --json | grep -q '"mode":"always"' || fail "synproxy $SP_PORT --json"
+	bg_start server "$NS_A" "$TCP_XFER" server --listen "$A4:$SP_PORT" --conns 2 --send 1K \
+		--recv --seed "$SEED_A" --timeout 30
+	wait_listen "$NS_A" "$SP_PORT"
+	bg_start client "$NS_B" "$TCP_XFER" client --connect "$A4:$SP_PORT" --send 1K --recv \
+		--seed "$SEED_B" --timeout 30
+	bg_wait client
+	assert_eq "$(isng_counter cookie_handshake_to_stack)" 1 "handshake through the cookie, live"
+	isng synproxy off | grep -q 'synproxy  off' || fail "synproxy off"
+	bg_start client "$NS_B" "$TCP_XFER" client --connect "$A4:$SP_PORT" --send 1K --recv \
+		--seed "$SEED_B" --timeout 30
+	bg_wait client
+	bg_wait server
+	assert_eq "$(isng_counter cookie_handshake_to_stack)" 1 "no cookie once off"
+	assert_ge "$(isng_counter synack_rewritten)" 1 "A's own SYN-ACK, rewritten, once off"
+}
