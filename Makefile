@@ -93,6 +93,10 @@ $(BUILD)/syn_flood: tests/e2e/syn_flood.c | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@
 
+$(BUILD)/bench_synproxy: $(BUILD)/tests/bench_synproxy.o $(BUILD)/tests/pkt.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
+
 $(BUILD)/bench: $(BENCH_OBJS) $(SHARED_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
@@ -106,8 +110,9 @@ test: deps
 	$(Q)scripts/run-tests.sh $(BUILD)
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/bench_synproxy
 	$(Q)$(BUILD)/bench $(BENCH_ARGS)
+	$(Q)$(BUILD)/bench_synproxy $(BENCH_SYNPROXY_ARGS)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/test_runner $(BUILD)/tcp_xfer \

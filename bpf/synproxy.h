@@ -241,27 +241,105 @@ static __always_inline __u32 synack_tcp_header(__u32 *w, const struct tcphdr *sy
 	return n * 4;
 }
 
-/* Full TCP checksum of the new header: the pseudo header, then the words (zeros add nothing). */
-static __always_inline __u16 synack_tcp_csum(__u32 *w, const void *addrs, __u32 addrs_len,
-					     __u32 tcp_len)
+/* Ones'-complement sum of n 32-bit words, in memory order, folded to 16 bits (RFC 1071). */
+static __always_inline __u16 csum_words(const __u32 *w, __u32 n, __u64 sum)
 {
-	__s64 sum = bpf_csum_diff(NULL, 0, (__be32 *)addrs, addrs_len,
-				  (__u32)bpf_htons(IPPROTO_TCP) + (__u32)bpf_htons((__u16)tcp_len));
+#pragma unroll
+	for (__u32 i = 0; i < SYNACK_MAX_WORDS; i++)
+		if (i < n)
+			sum += w[i];
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	return csum_fold32((__u32)sum);
+}
 
-	if (sum < 0)
-		return 0;
-	sum = bpf_csum_diff(NULL, 0, (__be32 *)w, SYNACK_MAX_WORDS * 4, (__u32)sum);
-	if (sum < 0)
-		return 0;
-	return (__u16)~csum_fold32((__u32)sum);
+/* The IPv4 header of the SYN-ACK: the SYN's, addresses swapped, fields of a fresh packet. */
+static __always_inline void synack_ipv4(struct iphdr *ip, __u32 tcp_len)
+{
+	__be32 addr = ip->saddr;
+
+	ip->saddr = ip->daddr;
+	ip->daddr = addr;
+	ip->tos = 0;
+	ip->tot_len = bpf_htons((__u16)(IPV4_HLEN_MIN + tcp_len));
+	ip->id = 0;
+	ip->frag_off = bpf_htons(IP_DF);
+	ip->ttl = SYNPROXY_TTL;
+	ip->check = 0;
+	ip->check = (__u16)~csum_words((const __u32 *)ip, IPV4_HLEN_MIN / 4, 0);
+}
+
+static __always_inline void synack_ipv6(struct ipv6hdr *ip6, __u32 tcp_len)
+{
+	struct in6_addr addr = ip6->saddr;
+
+	ip6->saddr = ip6->daddr;
+	ip6->daddr = addr;
+	*(__be32 *)ip6 = bpf_htonl(0x60000000);	/* version 6, no class, no label */
+	ip6->payload_len = bpf_htons((__u16)tcp_len);
+	ip6->hop_limit = SYNPROXY_TTL;
+}
+
+/* The TCP checksum over the pseudo header (addrs: the IP source and destination) and words. */
+static __always_inline __u16 synack_tcp_csum(const __u32 *words, __u32 tcp_len,
+					     const __u32 *addrs, __u32 addr_words)
+{
+	__u64 sum = (__u32)bpf_htons(IPPROTO_TCP) + (__u32)bpf_htons((__u16)tcp_len);
+
+#pragma unroll
+	for (__u32 i = 0; i < 8; i++)
+		if (i < addr_words)
+			sum += addrs[i];
+	return (__u16)~csum_words(words, tcp_len / 4, sum);
+}
+
+/* Copies the header words into the frame; the frame ends right after them. */
+static __always_inline int synack_store_tcp(const struct ctx *c, __u32 off, const __u32 *words,
+					    __u32 tcp_len)
+{
+	void *p;
+
+	/* Constant sizes for the verifier: Linux's layouts give these five. */
+	switch (tcp_len) {
+	case 24:
+		p = ctx_ptr(c, off, 24);
+		if (p)
+			__builtin_memcpy(p, words, 24);
+		break;
+	case 28:
+		p = ctx_ptr(c, off, 28);
+		if (p)
+			__builtin_memcpy(p, words, 28);
+		break;
+	case 32:
+		p = ctx_ptr(c, off, 32);
+		if (p)
+			__builtin_memcpy(p, words, 32);
+		break;
+	case 36:
+		p = ctx_ptr(c, off, 36);
+		if (p)
+			__builtin_memcpy(p, words, 36);
+		break;
+	case 40:
+		p = ctx_ptr(c, off, 40);
+		if (p)
+			__builtin_memcpy(p, words, 40);
+		break;
+	default:
+		p = NULL;
+	}
+	return p ? 0 : -1;
 }
 
 /*
- * Turns the SYN in the XDP frame into the SYN-ACK: Ethernet addresses
- * swapped (a VLAN tag stays; an L3 device has none), a fresh IP header back
- * to the client, the TCP header from synack_tcp_header, the frame cut or
- * grown to fit. Returns 0, SYNACK_UNTOUCHED when it failed before changing
- * a byte (the SYN can go to the host), or -1 after (it must be dropped).
+ * Turns the SYN in the XDP frame into the SYN-ACK, in place: Ethernet
+ * addresses swapped (a VLAN tag stays; an L3 device has none), the IP header
+ * turned back to the client, the TCP header from synack_tcp_header, the
+ * frame cut or grown to fit (not at all for Linux's SYN: its header is as
+ * long as the answer's). Returns 0, SYNACK_UNTOUCHED when it failed before
+ * changing a byte (the SYN can go to the host), or -1 after (it must be
+ * dropped).
  */
 static __always_inline int synproxy_reply(const struct ctx *c, const struct pkt *pkt,
 					  const struct synack_plan *plan,
@@ -269,70 +347,48 @@ static __always_inline int synproxy_reply(const struct ctx *c, const struct pkt 
 					  __u32 tsval)
 {
 	__u32 words[SYNACK_MAX_WORDS] = {};
-	__u8 eth[2 * 6], swapped[2 * 6];
-	__u32 tcp_len, frame_len;
-	struct tcphdr syn;
-	void *data, *end;
+	__u32 tcp_len, frame_len, ip_len;
+	struct tcphdr *th;
+	int delta;
 
-	if (bpf_xdp_load_bytes(c->ctx, pkt->l4_off, &syn, sizeof(syn)) ||
-	    (!l3_device && bpf_xdp_load_bytes(c->ctx, 0, eth, sizeof(eth))))
+	th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
+	if (!th)
 		return SYNACK_UNTOUCHED;
-	tcp_len = synack_tcp_header(words, &syn, plan, sp, cookie, tsval);
-	if (tcp_len > SYNACK_MAX_WORDS * 4 || tcp_len < TCP_HLEN_MIN)
-		return SYNACK_UNTOUCHED;	/* for the verifier: the bound of the store below */
-	__builtin_memcpy(swapped, eth + 6, 6);
-	__builtin_memcpy(swapped + 6, eth, 6);
+	tcp_len = synack_tcp_header(words, th, plan, sp, cookie, tsval);
+	if (tcp_len > SYNACK_MAX_WORDS * 4 || tcp_len < TCP_HLEN_MIN + 4)
+		return SYNACK_UNTOUCHED;
+	ip_len = pkt->family == FLOW_FAMILY_IPV4 ? IPV4_HLEN_MIN : IPV6_HLEN;
+	frame_len = pkt->l3_off + ip_len + tcp_len;
+	delta = (int)frame_len - (int)((long)ctx_data_end(c) - (long)ctx_data(c));
+	if (delta && bpf_xdp_adjust_tail(c->ctx, delta))
+		return SYNACK_UNTOUCHED;	/* no tailroom to grow into */
 
 	if (pkt->family == FLOW_FAMILY_IPV4) {
-		struct iphdr ip;
-		__be32 addr;
+		struct iphdr *ip = ctx_ptr(c, pkt->l3_off, IPV4_HLEN_MIN);
 
-		if (bpf_xdp_load_bytes(c->ctx, pkt->l3_off, &ip, sizeof(ip)))
-			return SYNACK_UNTOUCHED;
-		addr = ip.saddr;
-		ip.saddr = ip.daddr;
-		ip.daddr = addr;
-		ip.tos = 0;
-		ip.tot_len = bpf_htons((__u16)(IPV4_HLEN_MIN + tcp_len));
-		ip.id = 0;
-		ip.frag_off = bpf_htons(IP_DF);
-		ip.ttl = SYNPROXY_TTL;
-		ip.check = 0;
-		ip.check = (__u16)~csum_fold32((__u32)bpf_csum_diff(NULL, 0, (__be32 *)&ip,
-								     sizeof(ip), 0));
-		/* TCP checksum field is at byte 16: word 4, high half in wire order. */
-		((__u16 *)words)[8] = synack_tcp_csum(words, &ip.saddr, 8, tcp_len);
-		frame_len = pkt->l3_off + IPV4_HLEN_MIN + tcp_len;
-		data = ctx_data(c);
-		end = ctx_data_end(c);
-		if (bpf_xdp_adjust_tail(c->ctx, (int)frame_len - (int)(end - data)))
-			return SYNACK_UNTOUCHED;	/* no tailroom to grow into */
-		if (bpf_xdp_store_bytes(c->ctx, pkt->l3_off, &ip, sizeof(ip)))
+		if (!ip)
 			return -1;
+		synack_ipv4(ip, tcp_len);
+		((__u16 *)words)[8] = synack_tcp_csum(words, tcp_len, (const __u32 *)&ip->saddr, 2);
 	} else {
-		struct ipv6hdr ip6;
-		__u8 addr[16];
+		struct ipv6hdr *ip6 = ctx_ptr(c, pkt->l3_off, IPV6_HLEN);
 
-		if (bpf_xdp_load_bytes(c->ctx, pkt->l3_off, &ip6, sizeof(ip6)))
-			return SYNACK_UNTOUCHED;
-		__builtin_memcpy(addr, &ip6.saddr, 16);
-		__builtin_memcpy(&ip6.saddr, &ip6.daddr, 16);
-		__builtin_memcpy(&ip6.daddr, addr, 16);
-		*(__be32 *)&ip6 = bpf_htonl(0x60000000);	/* version 6, no class, no label */
-		ip6.payload_len = bpf_htons((__u16)tcp_len);
-		ip6.hop_limit = SYNPROXY_TTL;
-		((__u16 *)words)[8] = synack_tcp_csum(words, &ip6.saddr, 32, tcp_len);
-		frame_len = pkt->l3_off + IPV6_HLEN + tcp_len;
-		data = ctx_data(c);
-		end = ctx_data_end(c);
-		if (bpf_xdp_adjust_tail(c->ctx, (int)frame_len - (int)(end - data)))
-			return SYNACK_UNTOUCHED;
-		if (bpf_xdp_store_bytes(c->ctx, pkt->l3_off, &ip6, sizeof(ip6)))
+		if (!ip6)
 			return -1;
+		synack_ipv6(ip6, tcp_len);
+		((__u16 *)words)[8] = synack_tcp_csum(words, tcp_len, (const __u32 *)&ip6->saddr, 8);
 	}
-	if (!l3_device && bpf_xdp_store_bytes(c->ctx, 0, swapped, sizeof(swapped)))
-		return -1;
-	return bpf_xdp_store_bytes(c->ctx, pkt->l4_off, words, tcp_len) ? -1 : 0;
+	if (!l3_device) {
+		struct ethhdr *eth = ctx_ptr(c, 0, ETH_HLEN);
+		__u8 mac[6];
+
+		if (!eth)
+			return -1;
+		__builtin_memcpy(mac, eth->h_source, 6);
+		__builtin_memcpy(eth->h_source, eth->h_dest, 6);
+		__builtin_memcpy(eth->h_dest, mac, 6);
+	}
+	return synack_store_tcp(c, pkt->l4_off, words, tcp_len);
 }
 
 /*

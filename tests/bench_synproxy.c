@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * make bench, second part: the SYN proxy's per-packet costs beside baselines
+ * from the same run (this machine is shared and noisy).
+ *
+ * - SYN -> SYN-ACK: isnguard_xdp against an empty XDP_TX program and against
+ *   bench_kernel_synack4, the same SYN-ACK built with the kernel's
+ *   bpf_tcp_raw_gen_syncookie_ipv4 (tests/bpf/bench_syn.bpf.c). Each run
+ *   starts from the SYN again through a restoring harness that tail-calls
+ *   the program under test; the harness's cost (measured with an empty
+ *   XDP_TX behind it) is subtracted.
+ * - An established segment (ACK with timestamps) of a real loopback
+ *   connection, to a protected and to an unprotected port, through the tc
+ *   filter beside XDP (isnguard_tc_cookie) and the tc ingress program,
+ *   against an empty tc program.
+ *
+ * ns per run = wall time of one BPF_PROG_TEST_RUN of --repeat runs / repeat
+ * (0.1 ns resolution); the median of --rounds interleaved rounds.
+ *
+ * Usage: bench_synproxy [--repeat N] [--rounds N]
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bench_syn.skel.h"
+#include "isnguard.h"
+#include "isnguard.skel.h"
+#include "pkt.h"
+
+#define MAX_ROUNDS 31
+#define BENCH_PORT 18600	/* protected */
+#define BENCH_OPEN_PORT 18601	/* not protected */
+
+struct bcase {
+	const char *name;
+	int prog_fd;
+	int target_fd;		/* harness cases: what bench_target holds, else -1 */
+	uint8_t frame[PKT_MAX_LEN];
+	size_t len;
+	double ns[MAX_ROUNDS];
+	double median;
+};
+
+static struct bcase cases[16];
+static size_t ncases;
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static struct bcase *add(const char *name, struct bpf_program *prog, struct bpf_program *target,
+			 const uint8_t *frame, size_t len)
+{
+	struct bcase *c = &cases[ncases++];
+
+	c->name = name;
+	c->prog_fd = bpf_program__fd(prog);
+	c->target_fd = target ? bpf_program__fd(target) : -1;
+	memcpy(c->frame, frame, len);
+	c->len = len;
+	return c;
+}
+
+static int listen_tcp(int family, uint16_t port)
+{
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_port = htons(port) };
+	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int one = 1, fd = socket(family == 4 ? AF_INET : AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (family == 6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, family == 4 ? (struct sockaddr *)&a4 : (struct sockaddr *)&a6,
+		 family == 4 ? sizeof(a4) : sizeof(a6)) || listen(fd, 64)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* A real established loopback connection to port; *sport gets the client's port. */
+static int connect_loopback(uint16_t port, uint16_t *sport)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(fd, (struct sockaddr *)&a, &alen))
+		return -1;
+	*sport = ntohs(a.sin_port);
+	return fd;
+}
+
+static size_t linux_syn(int family, uint8_t *buf)
+{
+	struct pkt_spec s = { 0 };
+
+	memcpy(s.eth_src, "\x02\x00\x00\x00\x00\x02", 6);
+	memcpy(s.eth_dst, "\x02\x00\x00\x00\x00\x01", 6);
+	pkt_set_addrs(&s, family == 6 ? "2001:db8::2" : "10.0.0.2",
+		      family == 6 ? "2001:db8::1" : "10.0.0.1");
+	s.sport = 40000;
+	s.dport = BENCH_PORT;
+	s.seq = 12345678;
+	s.flags = TH_SYN;
+	s.window = 64240;
+	pkt_opt_mss(&s, family == 6 ? 1440 : 1460);
+	pkt_opt_sack_perm(&s);
+	pkt_opt_timestamp(&s, 0x11223344, 0);
+	pkt_opt_nop(&s);
+	pkt_opt_wscale(&s, 7);
+	return pkt_build(&s, buf, PKT_MAX_LEN);
+}
+
+static size_t loopback_ack(uint16_t sport, uint16_t dport, uint8_t *buf)
+{
+	struct pkt_spec s = { 0 };
+
+	pkt_set_addrs(&s, "127.0.0.1", "127.0.0.1");
+	s.sport = sport;
+	s.dport = dport;
+	s.seq = 1000;
+	s.ack = 2000;
+	s.flags = TH_ACK;
+	s.window = 512;
+	pkt_opt_nop(&s);
+	pkt_opt_nop(&s);
+	pkt_opt_timestamp(&s, 5, 6);
+	return pkt_build(&s, buf, PKT_MAX_LEN);
+}
+
+static int setup_datapath(struct isnguard **dp)
+{
+	struct synproxy_config sp = {
+		.mode = SYNPROXY_ALWAYS,
+		.flags = SYNPROXY_F_SACK | SYNPROXY_F_TIMESTAMPS | SYNPROXY_F_WSCALE |
+			 SYNPROXY_F_ECN,
+		.syn_threshold = 1000, .rcv_wscale = 7, .window = 65535,
+	};
+	struct isn_config cfg = { .hash = ISN_HASH_SIPHASH };
+	struct isn_key key = { { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 } };
+	uint32_t zero = 0, word = BENCH_PORT >> 6;
+	uint64_t bits = 1ULL << (BENCH_PORT & 63);
+
+	*dp = isnguard__open();
+	if (!*dp || bpf_map__set_max_entries((*dp)->maps.isn_flows, 4096) ||
+	    bpf_map__set_max_entries((*dp)->maps.isn_opening, 1024) || isnguard__load(*dp))
+		return -1;
+	if (bpf_map_update_elem(bpf_map__fd((*dp)->maps.isn_key), &zero, &key, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd((*dp)->maps.isn_config), &zero, &cfg, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd((*dp)->maps.isn_synproxy_ports), &word, &bits,
+				BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd((*dp)->maps.isn_synproxy), &zero, &sp, BPF_ANY))
+		return -1;
+	return 0;
+}
+
+static int run_case(struct bcase *c, int target_map, unsigned long repeat, double *ns)
+{
+	uint8_t out[PKT_MAX_LEN];
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = c->frame,
+		    .data_size_in = (uint32_t)c->len, .data_out = out,
+		    .data_size_out = sizeof(out), .repeat = (int)repeat);
+	uint32_t zero = 0;
+	double t0;
+
+	if (c->target_fd >= 0 && bpf_map_update_elem(target_map, &zero, &c->target_fd, BPF_ANY))
+		return -errno;
+	t0 = now_ns();
+	if (bpf_prog_test_run_opts(c->prog_fd, &opts))
+		return -errno;
+	*ns = (now_ns() - t0) / (double)repeat;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option long_opts[] = {
+		{ "repeat", required_argument, NULL, 'r' }, { "rounds", required_argument, NULL, 'n' },
+		{ 0 },
+	};
+	unsigned long repeat = 1000000, rounds = 9;
+	struct bcase *harness4, *harness6, *kernel4, *kernel4_nolookup, *isng4, *isng6, *empty_tx;
+	struct bcase *tc_empty, *tc_cookie_prot, *tc_cookie_open, *tc_ing_prot, *xdp_prot;
+	int listeners[3], conn_prot, conn_open, c;
+	uint16_t sport_prot, sport_open;
+	uint8_t frame[PKT_MAX_LEN];
+	struct bench_syn *bs;
+	struct isnguard *dp;
+	size_t len;
+
+	while ((c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+		if (c == 'r')
+			repeat = strtoul(optarg, NULL, 10);
+		else if (c == 'n')
+			rounds = strtoul(optarg, NULL, 10);
+		else
+			return 2;
+	}
+	if (!repeat || !rounds || rounds > MAX_ROUNDS) {
+		fprintf(stderr, "bench_synproxy: --repeat > 0, --rounds 1-%d\n", MAX_ROUNDS);
+		return 2;
+	}
+	listeners[0] = listen_tcp(4, BENCH_PORT);
+	listeners[1] = listen_tcp(6, BENCH_PORT);
+	listeners[2] = listen_tcp(4, BENCH_OPEN_PORT);
+	conn_prot = connect_loopback(BENCH_PORT, &sport_prot);
+	conn_open = connect_loopback(BENCH_OPEN_PORT, &sport_open);
+	if (listeners[0] < 0 || listeners[1] < 0 || listeners[2] < 0 || conn_prot < 0 ||
+	    conn_open < 0) {
+		fprintf(stderr, "bench_synproxy: listen/connect on ports %u, %u: %s\n", BENCH_PORT,
+			BENCH_OPEN_PORT, strerror(errno));
+		return 1;
+	}
+	bs = bench_syn__open_and_load();
+	if (!bs || setup_datapath(&dp)) {
+		fprintf(stderr, "bench_synproxy: load the BPF objects: %s\n", strerror(errno));
+		return 1;
+	}
+	len = linux_syn(4, frame);
+	memcpy(bs->bss->syn4, frame, len);
+	harness4 = add("harness, IPv4 SYN restored + tail call to empty XDP_TX",
+		       bs->progs.bench_restore4, bs->progs.bench_empty_tx, frame, len);
+	kernel4 = add("SYN-ACK, kernel bpf_tcp_raw_gen_syncookie_ipv4 (+ listener lookup)",
+		      bs->progs.bench_restore4, bs->progs.bench_kernel_synack4, frame, len);
+	kernel4_nolookup = add("SYN-ACK, kernel bpf_tcp_raw_gen_syncookie_ipv4, no lookup",
+			       bs->progs.bench_restore4, bs->progs.bench_kernel_synack4_nolookup,
+			       frame, len);
+	isng4 = add("SYN-ACK, isnguard_xdp IPv4", bs->progs.bench_restore4, dp->progs.isnguard_xdp,
+		    frame, len);
+	empty_tx = add("empty XDP_TX, alone", bs->progs.bench_empty_tx, NULL, frame, len);
+	len = linux_syn(6, frame);
+	memcpy(bs->bss->syn6, frame, len);
+	harness6 = add("harness, IPv6 SYN restored + tail call to empty XDP_TX",
+		       bs->progs.bench_restore6, bs->progs.bench_empty_tx, frame, len);
+	isng6 = add("SYN-ACK, isnguard_xdp IPv6", bs->progs.bench_restore6, dp->progs.isnguard_xdp,
+		    frame, len);
+
+	len = loopback_ack(sport_prot, BENCH_PORT, frame);
+	tc_empty = add("empty tc", bs->progs.bench_empty_tc, NULL, frame, len);
+	tc_cookie_prot = add("established ACK, protected port, isnguard_tc_cookie",
+			     dp->progs.isnguard_tc_cookie, NULL, frame, len);
+	tc_ing_prot = add("established ACK, protected port, isnguard_tc_ingress",
+			  dp->progs.isnguard_tc_ingress, NULL, frame, len);
+	xdp_prot = add("established ACK, protected port, isnguard_xdp (untracked)",
+		       dp->progs.isnguard_xdp, NULL, frame, len);
+	len = loopback_ack(sport_open, BENCH_OPEN_PORT, frame);
+	tc_cookie_open = add("established ACK, unprotected port, isnguard_tc_cookie",
+			     dp->progs.isnguard_tc_cookie, NULL, frame, len);
+
+	for (unsigned long r = 0; r < rounds; r++) {
+		for (size_t i = 0; i < ncases; i++) {
+			int err = run_case(&cases[i], bpf_map__fd(bs->maps.bench_target), repeat,
+					   &cases[i].ns[r]);
+
+			if (err) {
+				fprintf(stderr, "bench_synproxy: %s: %s\n", cases[i].name,
+					strerror(-err));
+				return 1;
+			}
+		}
+	}
+	for (size_t i = 0; i < ncases; i++) {
+		qsort(cases[i].ns, rounds, sizeof(double), cmp_double);
+		cases[i].median = cases[i].ns[rounds / 2];
+	}
+
+	if (kernel4->median <= harness4->median + 1 || isng4->median <= harness4->median + 1)
+		fprintf(stderr, "bench_synproxy: warning: a SYN-ACK case costs no more than the "
+			"harness: was the SYN answered?\n");
+	printf("\nSYN proxy, ns per packet (median of %lu rounds of %lu runs)\n", rounds, repeat);
+	printf("%-70s %9s\n", "case", "ns");
+	for (size_t i = 0; i < ncases; i++)
+		printf("%-70s %9.1f\n", cases[i].name, cases[i].median);
+	printf("\nSYN -> SYN-ACK, harness subtracted:\n");
+	printf("  empty XDP_TX                      %7.1f ns\n", empty_tx->median);
+	printf("  kernel helper SYN-ACK (IPv4)      %7.1f ns  (%.1f without the listener lookup)\n",
+	       kernel4->median - harness4->median, kernel4_nolookup->median - harness4->median);
+	printf("  isnguard SYN-ACK (IPv4)           %7.1f ns  (%.2fx the kernel helper's)\n",
+	       isng4->median - harness4->median,
+	       (isng4->median - harness4->median) / (kernel4->median - harness4->median));
+	printf("  isnguard SYN-ACK (IPv6)           %7.1f ns\n", isng6->median - harness6->median);
+	printf("Established segment, over an empty tc program (%.1f ns):\n", tc_empty->median);
+	printf("  protected port, tc beside XDP     %7.1f ns\n",
+	       tc_cookie_prot->median - tc_empty->median);
+	printf("  unprotected port, tc beside XDP   %7.1f ns\n",
+	       tc_cookie_open->median - tc_empty->median);
+	printf("  protected port, --ingress tc      %7.1f ns\n",
+	       tc_ing_prot->median - tc_empty->median);
+	printf("  protected port, XDP (no flow)     %7.1f ns (absolute)\n", xdp_prot->median);
+	close(conn_prot);
+	close(conn_open);
+	for (int i = 0; i < 3; i++)
+		close(listeners[i]);
+	isnguard__destroy(dp);
+	bench_syn__destroy(bs);
+	return 0;
+}

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Benchmark programs for the SYN proxy (tests/bench_synproxy.c).
+ *
+ * A `repeat N` test run hands every run the same buffer, so from the second
+ * run on a SYN-answering program would see its own SYN-ACK. bench_restore4/6
+ * write the SYN back (tail grown or cut to its length), then tail-call the
+ * program under test from bench_target; their own cost is measured by
+ * tail-calling bench_empty_tx and subtracted.
+ *
+ * bench_kernel_synack4 is the baseline: the same SYN-ACK built with the
+ * kernel's own cookie, bpf_tcp_raw_gen_syncookie_ipv4, with full checksums,
+ * the client's TSval echoed and a listener lookup first, as the kernel
+ * selftests' xdp_synproxy does. It handles exactly Linux's 40-byte SYN.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+#include "compiler.h"
+
+#define SYN4_LEN (14 + 20 + 40)
+#define SYN6_LEN (14 + 40 + 40)
+#define ETH_P_IP 0x0800
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} bench_target SEC(".maps");
+
+__u8 syn4[SYN4_LEN];
+__u8 syn6[SYN6_LEN];
+
+static __always_inline int restore_and_call(struct xdp_md *ctx, const __u8 *frame, int len)
+{
+	int delta = len - (int)((long)ctx->data_end - (long)ctx->data);
+
+	if (delta && bpf_xdp_adjust_tail(ctx, delta))
+		return XDP_ABORTED;
+	if (bpf_xdp_store_bytes(ctx, 0, (void *)frame, len))
+		return XDP_ABORTED;
+	bpf_tail_call(ctx, &bench_target, 0);
+	return XDP_ABORTED;
+}
+
+SEC("xdp")
+int bench_restore4(struct xdp_md *ctx)
+{
+	return restore_and_call(ctx, syn4, SYN4_LEN);
+}
+
+SEC("xdp")
+int bench_restore6(struct xdp_md *ctx)
+{
+	return restore_and_call(ctx, syn6, SYN6_LEN);
+}
+
+SEC("xdp")
+int bench_empty_tx(struct xdp_md *ctx __maybe_unused)
+{
+	return XDP_TX;
+}
+
+static __always_inline __u16 fold(__s64 sum)
+{
+	__u32 s = (__u32)sum;
+
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return (__u16)~s;
+}
+
+static __always_inline int kernel_synack4(struct xdp_md *ctx, bool lookup)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *iph = data + 14;
+	struct tcphdr *th = data + 34;
+	struct bpf_sock_tuple tuple = {};
+	__be32 *opt = data + 54, addr;
+	__u32 words[10], client_isn, tsval;
+	struct bpf_sock *sk;
+	__u8 mac[6];
+	__s64 value, sum;
+	__be16 port;
+	int state;
+
+	if (data + SYN4_LEN > end || eth->h_proto != bpf_htons(ETH_P_IP) || iph->ihl != 5 ||
+	    th->doff != 10)
+		return XDP_PASS;
+	if (lookup) {
+		tuple.ipv4.saddr = iph->saddr;
+		tuple.ipv4.daddr = iph->daddr;
+		tuple.ipv4.sport = th->source;
+		tuple.ipv4.dport = th->dest;
+		sk = bpf_skc_lookup_tcp(ctx, &tuple, sizeof(tuple.ipv4), BPF_F_CURRENT_NETNS, 0);
+		if (!sk)
+			return XDP_PASS;
+		state = sk->state;
+		bpf_sk_release(sk);
+		if (state != BPF_TCP_LISTEN)
+			return XDP_PASS;
+	}
+
+	value = bpf_tcp_raw_gen_syncookie_ipv4(iph, th, 40);
+	if (value < 0)
+		return XDP_PASS;
+	client_isn = bpf_ntohl(th->seq);
+	tsval = bpf_ntohl(opt[2]);	/* Linux's layout: MSS, SACK-permitted + TS, NOP WS */
+
+	__builtin_memcpy(mac, eth->h_source, 6);
+	__builtin_memcpy(eth->h_source, eth->h_dest, 6);
+	__builtin_memcpy(eth->h_dest, mac, 6);
+	addr = iph->saddr;
+	iph->saddr = iph->daddr;
+	iph->daddr = addr;
+	iph->ttl = 64;
+	iph->id = 0;
+	iph->check = 0;
+	iph->check = fold(bpf_csum_diff(NULL, 0, (__be32 *)iph, 20, 0));
+
+	port = th->source;
+	th->source = th->dest;
+	th->dest = port;
+	th->seq = bpf_htonl((__u32)value);
+	th->ack_seq = bpf_htonl(client_isn + 1);
+	((__u8 *)th)[13] = 0x12;	/* SYN, ACK */
+	th->window = bpf_htons(65535);
+	th->check = 0;
+	opt[0] = bpf_htonl(0x02040000 | (__u32)(value >> 32));
+	opt[1] = bpf_htonl(0x0402080a);
+	opt[2] = bpf_htonl((__u32)(bpf_ktime_get_ns() / 1000000));
+	opt[3] = bpf_htonl(tsval);
+	opt[4] = bpf_htonl(0x01030307);
+	__builtin_memcpy(words, th, 40);
+	sum = bpf_csum_diff(NULL, 0, &iph->saddr, 8,
+			    (__u32)bpf_htons(IPPROTO_TCP) + (__u32)bpf_htons(40));
+	sum = bpf_csum_diff(NULL, 0, (__be32 *)words, 40, (__u32)sum);
+	th->check = fold(sum);
+	return XDP_TX;
+}
+
+SEC("xdp")
+int bench_kernel_synack4(struct xdp_md *ctx)
+{
+	return kernel_synack4(ctx, true);
+}
+
+/* The same without the listener lookup: the SYN-ACK and the kernel's cookie alone. */
+SEC("xdp")
+int bench_kernel_synack4_nolookup(struct xdp_md *ctx)
+{
+	return kernel_synack4(ctx, false);
+}
+
+/* The least a tc filter can do: the baseline for an established segment's cost. */
+SEC("tc")
+int bench_empty_tc(struct __sk_buff *skb __maybe_unused)
+{
+	return -1;	/* TC_ACT_UNSPEC */
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
