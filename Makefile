@@ -46,6 +46,7 @@ SKELS    := $(BPF_OBJS:.bpf.o=.skel.h)
 
 TEST_SRCS := tests/harness.c tests/bpf_run.c tests/pkt.c tests/dp_fixture.c $(wildcard tests/test_*.c)
 TEST_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRCS))
+BENCH_FLOOD_SECONDS ?= 5
 BENCH_OBJS := $(BUILD)/tests/bench.o $(BUILD)/tests/bpf_run.o $(BUILD)/tests/pkt.o
 
 .PHONY: all test test-unit bench demo deps install clean vmlinux
@@ -110,9 +111,10 @@ test: deps
 	$(Q)scripts/run-tests.sh $(BUILD)
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/bench_synproxy
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/bench_synproxy $(BUILD)/syn_flood
 	$(Q)$(BUILD)/bench $(BENCH_ARGS)
 	$(Q)$(BUILD)/bench_synproxy $(BENCH_SYNPROXY_ARGS)
+	$(Q)scripts/bench-synflood.sh $(BUILD) $(BENCH_FLOOD_SECONDS)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/test_runner $(BUILD)/tcp_xfer \
