@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make demo: isnguard on the job. A protected namespace talks TCP to a peer
 # through a router with 1% loss; the peer sees the keyed ISN, not the host's;
-# the data arrives intact; then the reference ISNs under each hash, the BPF
+# the data arrives intact; a spoofed SYN flood is absorbed by SYN cookies while
+# real clients connect; then the reference ISNs under each hash, the BPF
 # functions agreeing with them, and what everything costs per packet.
 set -uo pipefail
 build=$(readlink -f "${1:-build}")
@@ -64,9 +65,44 @@ echo
 echo "== 5. The datapath's counters"
 isng stats 2>/dev/null | grep -Ev ' 0$' | sed 's/^/   /'
 isng detach "$IF_A" >/dev/null 2>&1
+loss_off
 
 echo
-echo "== 6. Reference ISNs of a few tuples under each hash, with the same key (ISN = M + F)"
+echo "== 6. A SYN flood absorbed: SYN cookies on A's port 5001, 5 s of spoofed SYNs from M"
+# XDP_TX reaches M through the veth only when M's end has an XDP program too (test set-up).
+ip -n "$NS_M" link set dev "$IF_MA" xdpdrv obj "$build/xdp_pass.bpf.o" sec xdp.frags
+ip -n "$NS_M" addr add 10.200.9.1/24 dev lo
+in_ns "$NS_M" nft add table inet flood
+in_ns "$NS_M" nft add chain inet flood input '{ type filter hook input priority 0; }'
+in_ns "$NS_M" nft add rule inet flood input ip daddr 10.200.9.0/24 drop
+in_ns "$NS_A" sysctl -qw net.ipv4.tcp_syncookies=1
+isng attach "$IF_A" --synproxy 5001 2>/dev/null | sed 's/^/   /'
+bg_start server "$NS_A" "$TCP_XFER" server --listen "$A4:5001" --conns 500 --send 64K --recv \
+	--seed 2 --timeout 60
+wait_listen "$NS_A" 5001
+amac=$(ip -n "$NS_A" -br link show "$IF_A" | awk '{print $3}')
+mmac=$(ip -n "$NS_M" -br link show "$IF_MA" | awk '{print $3}')
+in_ns "$NS_M" taskset -c 0 "$build/syn_flood" --iface "$IF_MA" --dst-mac "$amac" \
+	--src-mac "$mmac" --src 10.200.9.0/24 --dst "$A4" --dport 5001 --duration 5 \
+	--count 100000000 >"$E2E_WORK/flood.out" &
+flood=$!
+sleep 1
+bg_start client "$NS_B" taskset -c 1 "$TCP_XFER" client --connect "$A4:5001" --parallel 500 \
+	--send 64K --recv --seed 1 --timeout 60
+bg_wait client >/dev/null
+bg_wait server >/dev/null
+wait "$flood"
+echo "   flood from M: $(cat "$E2E_WORK/flood.out")"
+echo "   meanwhile B completed $(grep -c '^conn ' "$E2E_WORK/client.out") of 500 connections, 64 KiB each way"
+echo "   A's own SYN queue: $(in_ns "$NS_A" ss -Htn state syn-recv 'sport = :5001' | wc -l) SYN-RECV sockets," \
+	"TcpExtSyncookiesSent $(nstat_get "$NS_A" TcpExtSyncookiesSent)," \
+	"TcpExtListenOverflows $(nstat_get "$NS_A" TcpExtListenOverflows)"
+isng stats 2>/dev/null | grep -E 'syn_seen|cookie_|synproxy' | grep -Ev ' 0$' | sed 's/^/   /'
+isng synproxy 2>/dev/null | sed 's/^/   /'
+isng detach "$IF_A" >/dev/null 2>&1
+
+echo
+echo "== 7. Reference ISNs of a few tuples under each hash, with the same key (ISN = M + F)"
 printf '   %-8s %-20s %-20s %10s %10s %10s\n' hash local remote F M ISN
 for hash in siphash md5 none; do
 	for pair in "10.0.0.1:80 10.0.0.2:40000" "10.0.0.1:80 10.0.0.2:40001" \
@@ -80,9 +116,9 @@ for hash in siphash md5 none; do
 done
 echo "   Neighbouring ports get unrelated F under siphash and md5; 'none' is the clock alone."
 echo
-echo "== 7. The BPF hash functions agree with OpenSSL (random keys and tuples)"
+echo "== 8. The BPF hash functions agree with OpenSSL (random keys and tuples)"
 "$build/test_runner" differential | sed 's/^/   /'
 echo
-echo "== 8. Cost per call and per packet in BPF"
+echo "== 9. Cost per call and per packet in BPF"
 "$build/bench" --repeat 500000 --rounds 5
 [ "$ok_a" = intact ] && [ "$ok_b" = intact ]
