@@ -49,7 +49,7 @@ TEST_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRCS))
 BENCH_FLOOD_SECONDS ?= 5
 BENCH_OBJS := $(BUILD)/tests/bench.o $(BUILD)/tests/bpf_run.o $(BUILD)/tests/pkt.o
 
-.PHONY: all test test-unit bench demo deps install clean vmlinux
+.PHONY: all test test-unit test-e2e bench demo deps install clean vmlinux
 
 all: $(BUILD)/isnguard $(BPF_OBJS) $(SKELS)
 
@@ -109,6 +109,15 @@ deps:
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/test_runner $(BUILD)/tcp_xfer $(BUILD)/syn_flood
 	$(Q)scripts/run-tests.sh $(BUILD)
+
+# The unit layer alone (BPF_PROG_TEST_RUN, CLI, ABI; no namespaces), and the end-to-end layer alone.
+test-unit: deps
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/test_runner
+	$(Q)E2E=0 scripts/run-tests.sh $(BUILD)
+
+test-e2e: deps
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/tcp_xfer $(BUILD)/syn_flood
+	$(Q)UNIT=0 scripts/run-tests.sh $(BUILD)
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/bench_synproxy $(BUILD)/syn_flood

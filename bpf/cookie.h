@@ -5,9 +5,9 @@
  * handshake can be checked without state. The format is in
  * include/isnguard.h; user/ref/cookie_ref.c computes the same on OpenSSL.
  *
- * A random ACK is accepted with probability 2^-22 (2^-21 for a cookie
- * lifetime after a key rotation, when two keys are valid), and when the
- * client sends timestamps its TSecr must also equal 32 more MAC bits.
+ * A random ACK without timestamps is accepted with probability 2^-27
+ * (2^-26 for a cookie lifetime after a key rotation, when two keys are
+ * valid); with timestamps 2^-54 (its TSecr must also hold 23 more MAC bits).
  */
 #ifndef ISNGUARD_BPF_COOKIE_H
 #define ISNGUARD_BPF_COOKIE_H
@@ -50,6 +50,30 @@ static __always_inline __u16 cookie_mss_value(__u8 family, __u32 index)
 	case 6: return v4 ? COOKIE_MSS4_6 : COOKIE_MSS6_6;
 	default: return v4 ? COOKIE_MSS4_7 : COOKIE_MSS6_7;
 	}
+}
+
+/* MSS class of a client without timestamps (COOKIE_NOTS_MSS*). */
+static __always_inline __u16 cookie_nots_mss_value(__u8 family, __u32 index)
+{
+	const bool v4 = family == FLOW_FAMILY_IPV4;
+
+	switch (index & COOKIE_NOTS_MSS_MASK) {
+	case 0: return v4 ? COOKIE_NOTS_MSS4_0 : COOKIE_NOTS_MSS6_0;
+	case 1: return v4 ? COOKIE_NOTS_MSS4_1 : COOKIE_NOTS_MSS6_1;
+	case 2: return v4 ? COOKIE_NOTS_MSS4_2 : COOKIE_NOTS_MSS6_2;
+	default: return v4 ? COOKIE_NOTS_MSS4_3 : COOKIE_NOTS_MSS6_3;
+	}
+}
+
+static __always_inline __u32 cookie_nots_mss_index(__u8 family, __u32 limit)
+{
+	__u32 i, index = 0;
+
+#pragma unroll
+	for (i = 1; i < COOKIE_NOTS_MSS_ENTRIES; i++)
+		if (cookie_nots_mss_value(family, i) <= limit)
+			index = i;
+	return index;
 }
 
 /* The largest table MSS not above limit (the smallest entry if none is). */
@@ -98,11 +122,26 @@ static __always_inline __u64 cookie_hash(const struct isn_key *key, const struct
 	return siphash_2_4(key, in.bytes, COOKIE_INPUT6_LEN);
 }
 
-/* The 9 option bits of a cookie. */
-static __always_inline __u32 cookie_opt_bits(__u32 mss_index, const struct cookie_opts *o)
+/*
+ * The option bits a cookie carries: opts9 with timestamps, opts4 without
+ * (window scale only when the client's shift is COOKIE_NOTS_WSCALE, no ECN:
+ * the caller offers the client no more than this). mss_index is into the
+ * table of the case (cookie_mss_index or cookie_nots_mss_index).
+ */
+static __always_inline __u32 cookie_opt_bits(__u32 mss_index, const struct cookie_opts *o,
+					     bool ts)
 {
-	__u32 bits = mss_index & COOKIE_MSS_MASK;
+	__u32 bits;
 
+	if (!ts) {
+		bits = mss_index & COOKIE_NOTS_MSS_MASK;
+		if (o->sack_ok)
+			bits |= COOKIE_NOTS_SACK;
+		if (o->wscale_ok && o->wscale == COOKIE_NOTS_WSCALE)
+			bits |= COOKIE_NOTS_WSCALE8;
+		return bits;
+	}
+	bits = mss_index & COOKIE_MSS_MASK;
 	if (o->wscale_ok)
 		bits |= ((__u32)o->wscale + 1) << COOKIE_WSCALE_SHIFT;
 	if (o->sack_ok)
@@ -112,6 +151,22 @@ static __always_inline __u32 cookie_opt_bits(__u32 mss_index, const struct cooki
 	return bits;
 }
 
+/* Cookie and TSval from h, the fields in clear and the options. */
+static __always_inline __u32 cookie_from_hash(__u64 h, __u32 key_gen, __u32 slot, __u32 opt_bits,
+					      bool ts, __u32 *tsval)
+{
+	__u32 fields = (key_gen & COOKIE_KEY_BIT) |
+		       (slot & COOKIE_SLOT_MASK) << COOKIE_SLOT_SHIFT_BITS;
+
+	if (ts) {
+		*tsval = ((__u32)h & ~COOKIE_OPT_MASK) | (opt_bits & COOKIE_OPT_MASK);
+		return ((__u32)(h >> 32) & ~COOKIE_FIELDS_TS) | fields;
+	}
+	*tsval = 0;
+	fields |= (opt_bits & COOKIE_NOTS_MASK) << COOKIE_NOTS_SHIFT;
+	return ((__u32)(h >> 32) & ~COOKIE_FIELDS_NOTS) | fields;
+}
+
 /* The cookie (the SYN-ACK's ISN) and, for a client with timestamps, the SYN-ACK's TSval. */
 static __always_inline __u32 cookie_make(const struct isn_key *key, __u32 key_gen,
 					 const struct flow_key *fk, __u32 client_isn,
@@ -119,12 +174,31 @@ static __always_inline __u32 cookie_make(const struct isn_key *key, __u32 key_ge
 {
 	__u32 slot = cookie_slot(now_ns);
 	__u64 h = cookie_hash(key, fk, client_isn, slot,
-			      opt_bits | (ts ? COOKIE_TS_INPUT : 0));
+			      ts ? (opt_bits & COOKIE_OPT_MASK) | COOKIE_TS_INPUT
+				 : opt_bits & COOKIE_NOTS_MASK);
 
-	*tsval = (__u32)h;
-	return (__u32)(h >> (64 - COOKIE_MAC_BITS)) << COOKIE_MAC_SHIFT |
-	       (slot & COOKIE_SLOT_MASK) << COOKIE_SLOT_SHIFT_BITS |
-	       (key_gen & 1) << COOKIE_KEY_SHIFT | (opt_bits & COOKIE_OPT_MASK);
+	return cookie_from_hash(h, key_gen, slot, opt_bits, ts, tsval);
+}
+
+static __always_inline void cookie_decode(__u8 family, __u32 opt_bits, bool ts,
+					  struct cookie_opts *o)
+{
+	__u32 wscale_code;
+
+	if (!ts) {
+		o->mss = cookie_nots_mss_value(family, opt_bits & COOKIE_NOTS_MSS_MASK);
+		o->wscale_ok = opt_bits & COOKIE_NOTS_WSCALE8;
+		o->wscale = o->wscale_ok ? COOKIE_NOTS_WSCALE : 0;
+		o->sack_ok = opt_bits & COOKIE_NOTS_SACK;
+		o->ecn_ok = false;
+		return;
+	}
+	o->mss = cookie_mss_value(family, opt_bits & COOKIE_MSS_MASK);
+	wscale_code = (opt_bits >> COOKIE_WSCALE_SHIFT) & COOKIE_WSCALE_MASK;
+	o->wscale_ok = wscale_code != 0;
+	o->wscale = wscale_code ? (__u8)(wscale_code - 1) : 0;
+	o->sack_ok = opt_bits & COOKIE_SACK;
+	o->ecn_ok = opt_bits & COOKIE_ECN;
 }
 
 /*
@@ -138,12 +212,11 @@ static __always_inline enum cookie_verdict cookie_check(const struct isn_config 
 							__u64 now_ns, bool ts, __u32 tsecr,
 							struct cookie_opts *o)
 {
-	__u32 now_slot = cookie_slot(now_ns), slot, key_gen = cfg->key_gen;
+	__u32 now_slot = cookie_slot(now_ns), slot, key_gen = cfg->key_gen, tsval;
 	__u32 slot_code = (cookie >> COOKIE_SLOT_SHIFT_BITS) & COOKIE_SLOT_MASK;
-	__u32 key_bit = (cookie >> COOKIE_KEY_SHIFT) & 1;
-	__u32 opt_bits = cookie & COOKIE_OPT_MASK, wscale_code;
+	__u32 opt_bits = ts ? tsecr & COOKIE_OPT_MASK
+			    : (cookie >> COOKIE_NOTS_SHIFT) & COOKIE_NOTS_MASK;
 	const struct isn_key *key;
-	__u64 h;
 
 	if (slot_code == (now_slot & COOKIE_SLOT_MASK))
 		slot = now_slot;
@@ -151,7 +224,7 @@ static __always_inline enum cookie_verdict cookie_check(const struct isn_config 
 		slot = now_slot - 1;
 	else
 		return COOKIE_EXPIRED;
-	if (key_bit != (key_gen & 1)) {
+	if ((cookie & COOKIE_KEY_BIT) != (key_gen & COOKIE_KEY_BIT)) {
 		if (!key_gen || now_ns - cfg->key_rotated_ns >= COOKIE_LIFETIME_NS)
 			return COOKIE_UNKNOWN_KEY;
 		key_gen--;
@@ -159,18 +232,11 @@ static __always_inline enum cookie_verdict cookie_check(const struct isn_config 
 	key = key_get(key_gen);
 	if (!key)
 		return COOKIE_UNKNOWN_KEY;
-	h = cookie_hash(key, fk, client_isn, slot, opt_bits | (ts ? COOKIE_TS_INPUT : 0));
-	if ((__u32)(h >> (64 - COOKIE_MAC_BITS)) != cookie >> COOKIE_MAC_SHIFT)
+	if (cookie_make(key, key_gen, fk, client_isn, (__u64)slot << COOKIE_SLOT_SHIFT, opt_bits,
+			ts, &tsval) != cookie ||
+	    (ts && tsval != tsecr))
 		return COOKIE_BAD_MAC;
-	if (ts && (__u32)h != tsecr)
-		return COOKIE_BAD_MAC;
-
-	o->mss = cookie_mss_value(fk->family, opt_bits & COOKIE_MSS_MASK);
-	wscale_code = (opt_bits >> COOKIE_WSCALE_SHIFT) & COOKIE_WSCALE_MASK;
-	o->wscale_ok = wscale_code != 0;
-	o->wscale = wscale_code ? (__u8)(wscale_code - 1) : 0;
-	o->sack_ok = opt_bits & COOKIE_SACK;
-	o->ecn_ok = opt_bits & COOKIE_ECN;
+	cookie_decode(fk->family, opt_bits, ts, o);
 	return COOKIE_OK;
 }
 

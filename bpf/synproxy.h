@@ -188,18 +188,31 @@ static __always_inline void synproxy_plan(const struct ctx *c, const struct pkt 
 		own = 0xffff;
 	if (own && own < limit)
 		limit = own;
-	plan->mss_index = cookie_mss_index(pkt->family, limit);
+	plan->ts = so->has_ts && (sp->flags & SYNPROXY_F_TIMESTAMPS);
+	plan->client_tsval = so->tsval;
 	plan->mss_advertised = own ? own : cookie_mss_value(pkt->family, 0);
 	plan->opts.wscale_ok = so->has_wscale && (sp->flags & SYNPROXY_F_WSCALE);
 	plan->opts.wscale = so->wscale > COOKIE_TCP_WSCALE_MAX ? COOKIE_TCP_WSCALE_MAX : so->wscale;
-	if (!plan->opts.wscale_ok)
-		plan->opts.wscale = 0;
 	plan->opts.sack_ok = so->sack_ok && (sp->flags & SYNPROXY_F_SACK);
 	/* RFC 3168 6.1.1: an ECN-setup SYN has ECE and CWR set. */
 	plan->opts.ecn_ok = (pkt->tcp_flags & (TCPF_ECE | TCPF_CWR)) == (TCPF_ECE | TCPF_CWR) &&
 			    (sp->flags & SYNPROXY_F_ECN);
-	plan->ts = so->has_ts && (sp->flags & SYNPROXY_F_TIMESTAMPS);
-	plan->client_tsval = so->tsval;
+	if (plan->ts) {
+		plan->mss_index = cookie_mss_index(pkt->family, limit);
+	} else {
+		/*
+		 * Without timestamps the cookie has room for little (include/
+		 * isnguard.h): a coarser MSS, window scaling only at the shift
+		 * Windows uses, no ECN. The SYN-ACK offers only that, so both
+		 * ends agree; scaling off is safe, only slower.
+		 */
+		plan->mss_index = cookie_nots_mss_index(pkt->family, limit);
+		if (plan->opts.wscale != COOKIE_NOTS_WSCALE)
+			plan->opts.wscale_ok = false;
+		plan->opts.ecn_ok = false;
+	}
+	if (!plan->opts.wscale_ok)
+		plan->opts.wscale = 0;
 }
 
 /*
@@ -444,7 +457,7 @@ static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *p
 	plan.client_isn = bpf_ntohl(seq);
 	synproxy_plan(c, pkt, sp, &so, &plan);
 	cookie = cookie_make(key, cfg->key_gen, &fk, plan.client_isn, bpf_ktime_get_coarse_ns(),
-			     cookie_opt_bits(plan.mss_index, &plan.opts), plan.ts, &tsval);
+			     cookie_opt_bits(plan.mss_index, &plan.opts, plan.ts), plan.ts, &tsval);
 	ret = synproxy_reply(c, pkt, &plan, sp, cookie, tsval);
 	if (ret == SYNACK_UNTOUCHED)
 		return STAT_SYN_UNANSWERABLE;

@@ -324,19 +324,41 @@ struct syn_rate {
 
 /*
  * Cookie = the ISN of the SYN-ACK (RFC 4987 section 3.6, with the options
- * kept as FreeBSD's syncookies do):
+ * kept as FreeBSD's syncookies do). h = SipHash-2-4(key, T || client ISN
+ * (BE32) || slot (LE32) || options word (LE32)), T the RFC 6528 tuple of the
+ * host (local first), slot = CLOCK_MONOTONIC >> COOKIE_SLOT_SHIFT.
  *
- *   31                        12 11  10  9    8     7    6     3 2     0
- *   |     MAC (20 bits)         | slot |key| ECN | SACK | wscale | mss  |
+ * The low bits of the cookie are in clear: bit 0 the key generation's low
+ * bit, bits 1-2 the slot's low 2 bits. The rest is the top of h (h >> 32),
+ * except that a client without timestamps gets its options there too:
  *
- * mss: index into cookie_mss4/6; wscale: 0 none, else the client's shift + 1;
- * slot: the low 2 bits of the time slot (CLOCK_MONOTONIC >> COOKIE_SLOT_SHIFT);
- * key: isn_config.key_gen & 1. h = SipHash-2-4(key, T || client ISN (BE32)
- * || slot (LE32) || options (LE32: the low 9 bits above, bit 9 = timestamps))
- * with T the RFC 6528 tuple of the host (local first); MAC = h >> 44 and,
- * when the client sends timestamps, the SYN-ACK's TSval = (u32)h, checked
- * against the ACK's TSecr.
+ *   no timestamps: | h >> 32 (25 bits) | opts4 (bits 6-3) | slot | key |
+ *                  opts4 = MSS class (2 bits, COOKIE_NOTS_MSS*), SACK (bit 2),
+ *                  window scale 8 (bit 3: the client's shift is 8, Windows');
+ *                  options word = opts4.
+ *   timestamps:    | h >> 32 (29 bits) | slot | key |
+ *                  the SYN-ACK's TSval = (low 32 bits of h, bits 31-9) | opts9,
+ *                  opts9 = MSS index (3 bits, COOKIE_MSS*), window scale + 1
+ *                  (4 bits, 0 none), SACK (bit 7), ECN (bit 8); the ACK's
+ *                  TSecr must echo it; options word = opts9 | COOKIE_TS_INPUT.
+ *
+ * Every option is in the MAC input, so none can be changed; the options a
+ * cookie can carry without timestamps are few on purpose, because each
+ * possible value is one more ACK a blind attacker may guess (README: The
+ * cookie).
  */
+#define COOKIE_KEY_BIT 1u
+#define COOKIE_SLOT_SHIFT_BITS 1
+#define COOKIE_SLOT_MASK 3u
+#define COOKIE_FIELDS_TS 0x7u		/* key and slot */
+#define COOKIE_NOTS_SHIFT 3
+#define COOKIE_NOTS_MASK 0xfu
+#define COOKIE_FIELDS_NOTS 0x7fu	/* key, slot and opts4 */
+#define COOKIE_NOTS_MSS_MASK 3u
+#define COOKIE_NOTS_SACK (1u << 2)
+#define COOKIE_NOTS_WSCALE8 (1u << 3)
+#define COOKIE_NOTS_WSCALE 8		/* the one shift a client without timestamps keeps */
+/* opts9, in TSval */
 #define COOKIE_MSS_BITS 3
 #define COOKIE_MSS_MASK ((1u << COOKIE_MSS_BITS) - 1)
 #define COOKIE_WSCALE_SHIFT 3
@@ -345,17 +367,24 @@ struct syn_rate {
 #define COOKIE_ECN (1u << 8)
 #define COOKIE_OPT_MASK 0x1ffu
 #define COOKIE_TS_INPUT (1u << 9)	/* in the MAC input only */
-#define COOKIE_KEY_SHIFT 9
-#define COOKIE_SLOT_SHIFT_BITS 10
-#define COOKIE_SLOT_MASK 3u
-#define COOKIE_MAC_SHIFT 12
-#define COOKIE_MAC_BITS 20
 /* A slot is 2^36 ns (68.7 s); the current and previous slot are accepted. */
 #define COOKIE_SLOT_SHIFT 36
 /* The previous key is accepted this long after a rotation: a cookie's longest life. */
 #define COOKIE_LIFETIME_NS (2ULL << COOKIE_SLOT_SHIFT)
 #define COOKIE_TCP_WSCALE_MAX 14
 #define COOKIE_MSS_ENTRIES 8
+#define COOKIE_NOTS_MSS_ENTRIES 4
+/* MSS classes without timestamps: the minimum, a tunnel's, PPPoE's, Ethernet's. */
+#define COOKIE_NOTS_MSS4_TABLE { 536, 1300, 1440, 1460 }
+#define COOKIE_NOTS_MSS6_TABLE { 1220, 1280, 1420, 1440 }
+#define COOKIE_NOTS_MSS4_0 536
+#define COOKIE_NOTS_MSS4_1 1300
+#define COOKIE_NOTS_MSS4_2 1440
+#define COOKIE_NOTS_MSS4_3 1460
+#define COOKIE_NOTS_MSS6_0 1220
+#define COOKIE_NOTS_MSS6_1 1280
+#define COOKIE_NOTS_MSS6_2 1420
+#define COOKIE_NOTS_MSS6_3 1440
 
 /*
  * MSS values a cookie can carry, ascending; the client's is rounded down to

@@ -133,7 +133,14 @@ static const struct syn_row syn_rows[] = {
 	  .ts = true },
 	{ .name = "ipv6_linux_options", .family = 6, .mss = 1440, .wscale = 10, .sack = true,
 	  .ts = true },
-	{ .name = "ipv4_no_timestamps", .family = 4, .mss = 1460, .wscale = 8, .sack = true },
+	{ .name = "ipv4_no_timestamps_wscale_8_kept", .family = 4, .mss = 1460, .wscale = 8,
+	  .sack = true },
+	{ .name = "ipv4_no_timestamps_wscale_7_not_offered", .family = 4, .mss = 1460,
+	  .wscale = 7, .sack = true },
+	{ .name = "ipv4_no_timestamps_ecn_not_offered", .family = 4, .mss = 1460, .wscale = 8,
+	  .sack = true, .ecn = true },
+	{ .name = "ipv4_no_timestamps_mss_1400_to_1300_class", .family = 4, .mss = 1400,
+	  .wscale = 8 },
 	{ .name = "ipv6_no_timestamps_no_sack", .family = 6, .mss = 1440, .wscale = 7 },
 	{ .name = "ipv4_timestamps_without_sack", .family = 4, .mss = 1380, .wscale = 2,
 	  .ts = true },
@@ -241,17 +248,22 @@ static size_t expected_synack(const struct syn_row *r, const struct pkt_spec *sy
 	struct isn_key key;
 	struct pkt_spec s;
 
+	if (!ts) {
+		/* Without timestamps: window scaling only at shift 8, no ECN (include/isnguard.h). */
+		o.wscale_ok = o.wscale_ok && o.wscale == COOKIE_NOTS_WSCALE;
+		o.ecn_ok = false;
+	}
 	if (!o.wscale_ok)
 		o.wscale = 0;
 	if (own > 0xffff)
 		own = 0xffff;
 	if (own < limit)
 		limit = own;
-	mss_index = ref_cookie_mss_index(r->family, limit);
+	mss_index = ref_cookie_mss_index(r->family, limit, ts);
 	host_flow(syn, &fk);
 	dp_test_key(&key);
-	if (ref_cookie_make(&key, 0, &fk, CLIENT_ISN, slot, ref_cookie_opt_bits(mss_index, &o), ts,
-			    &cookie, &tsval))
+	if (ref_cookie_make(&key, 0, &fk, CLIENT_ISN, slot, ref_cookie_opt_bits(mss_index, &o, ts),
+			    ts, &cookie, &tsval))
 		return 0;
 
 	memset(&s, 0, sizeof(s));
@@ -562,7 +574,7 @@ static void check_ack_row(const struct ack_row *r, enum dp_prog prog)
 	s.dport = r->dport;
 	host_flow(&s, &fk);
 	if (!ASSERT_OK(ref_cookie_make(&keys[r->make_gen % 2], r->make_gen, &fk, CLIENT_ISN, slot,
-				       ref_cookie_opt_bits(5, &o), r->ts, &cookie, &tsval),
+				       ref_cookie_opt_bits(2, &o, r->ts), r->ts, &cookie, &tsval),
 		       "reference cookie"))
 		return;
 	s.flags = TH_ACK;

@@ -20,6 +20,7 @@ __u32 in_cookie;
 __u32 in_tsecr;
 __u32 in_mss_limit;
 __u32 in_rounds;
+__u64 in_seed;
 
 /* Outputs. */
 __u32 out_cookie;
@@ -60,8 +61,20 @@ int test_cookie_check(struct xdp_md *ctx __maybe_unused)
 SEC("xdp")
 int test_cookie_mss_index(struct xdp_md *ctx __maybe_unused)
 {
-	out_mss_index = cookie_mss_index(in_flow.family, in_mss_limit);
+	out_mss_index = in_ts ? cookie_mss_index(in_flow.family, in_mss_limit)
+			      : cookie_nots_mss_index(in_flow.family, in_mss_limit);
 	return XDP_PASS;
+}
+
+/* xorshift64 from in_seed: the same million ACKs on every run, so the result repeats. */
+static __u64 rng;
+
+static __always_inline __u32 next_random(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (__u32)(rng >> 32);
 }
 
 /* One forged ACK: random client seq, cookie and TSecr, timestamps on every other one. */
@@ -69,9 +82,10 @@ static long forged_ack(__u32 index, void *unused __maybe_unused)
 {
 	struct cookie_opts opts;
 	bool ts = index & 1;
+	__u32 client_isn = next_random(), cookie = next_random(), tsecr = next_random();
 
-	if (cookie_check(&in_config, &in_flow, bpf_get_prandom_u32(), bpf_get_prandom_u32(),
-			 in_now_ns, ts, bpf_get_prandom_u32(), &opts) == COOKIE_OK)
+	if (cookie_check(&in_config, &in_flow, client_isn, cookie, in_now_ns, ts, tsecr, &opts) ==
+	    COOKIE_OK)
 		out_accepted++;
 	out_tried++;
 	return 0;
@@ -80,6 +94,7 @@ static long forged_ack(__u32 index, void *unused __maybe_unused)
 SEC("xdp")
 int test_cookie_forged(struct xdp_md *ctx __maybe_unused)
 {
+	rng = in_seed | 1;
 	bpf_loop(in_rounds, forged_ack, NULL, 0);
 	return XDP_PASS;
 }

@@ -65,11 +65,15 @@ assert_host_syn_queue_untouched() {
 }
 
 # One transfer from B to A's protected port, client options set in B's stack.
-check_synproxy_transfer() { # FAMILY TIMESTAMPS(0|1) SACK(0|1)
-	local fam=$1 tstamps=$2 sack=$3 a synack sent done
+# WSCALE8=1 gives B a receive buffer whose window shift is 8, the one a
+# cookie without timestamps keeps (Windows'); else B's shift is the
+# default's, and without timestamps the SYN-ACK must then offer no scaling.
+check_synproxy_transfer() { # FAMILY TIMESTAMPS(0|1) SACK(0|1) WSCALE8(0|1)
+	local fam=$1 tstamps=$2 sack=$3 wscale8=$4 a synack sent done
 	a=$(addr_of A "$fam")
 	sp_setup
 	in_ns "$NS_B" sysctl -qw net.ipv4.tcp_timestamps="$tstamps" net.ipv4.tcp_sack="$sack"
+	[ "$wscale8" = 1 ] && in_ns "$NS_B" sysctl -qw net.ipv4.tcp_rmem="4096 131072 8388608"
 	# tcpdump's tcp[] offsets are IPv4-only: capture the port, read the SYNs out.
 	capture_start "$NS_B" "$IF_B" "tcp port $SP_PORT" "$E2E_WORK/b.pcap"
 	transfer "$NS_A" "$NS_B" "$(ep "$fam" "$a" $SP_PORT)" 20M 60
@@ -90,7 +94,12 @@ check_synproxy_transfer() { # FAMILY TIMESTAMPS(0|1) SACK(0|1)
 	else
 		[[ "$synack" == *"sackOK"* ]] && fail "client offered no SACK, the SYN-ACK has it"
 	fi
-	[[ "$synack" == *"wscale"* ]] || fail "no window scale in the SYN-ACK"
+	if [ "$tstamps" = 1 ] || [ "$wscale8" = 1 ]; then
+		[[ "$synack" == *"wscale"* ]] || fail "no window scale in the SYN-ACK"
+	else
+		[[ "$synack" == *"wscale"* ]] &&
+			fail "without timestamps a client shift other than 8 must get no window scale"
+	fi
 	sent=$(isng_counter cookie_sent)
 	done=$(isng_counter cookie_handshake_to_stack)
 	assert_ge "$sent" 1 "cookie_sent"
@@ -98,11 +107,12 @@ check_synproxy_transfer() { # FAMILY TIMESTAMPS(0|1) SACK(0|1)
 	assert_host_syn_queue_untouched
 }
 
-test_synproxy_ipv4_timestamps_sack() { check_synproxy_transfer 4 1 1; }
-test_synproxy_ipv4_no_timestamps() { check_synproxy_transfer 4 0 1; }
-test_synproxy_ipv4_no_sack() { check_synproxy_transfer 4 1 0; }
-test_synproxy_ipv6_timestamps_sack() { check_synproxy_transfer 6 1 1; }
-test_synproxy_ipv6_no_timestamps_no_sack() { check_synproxy_transfer 6 0 0; }
+test_synproxy_ipv4_timestamps_sack() { check_synproxy_transfer 4 1 1 0; }
+test_synproxy_ipv4_no_timestamps_wscale_8() { check_synproxy_transfer 4 0 1 1; }
+test_synproxy_ipv4_no_timestamps_other_wscale() { check_synproxy_transfer 4 0 1 0; }
+test_synproxy_ipv4_no_sack() { check_synproxy_transfer 4 1 0 0; }
+test_synproxy_ipv6_timestamps_sack() { check_synproxy_transfer 6 1 1 0; }
+test_synproxy_ipv6_no_timestamps_no_sack() { check_synproxy_transfer 6 0 0 1; }
 
 # The server speaks first (an SMTP or SSH banner): the client sends nothing
 # until it has read 1 MiB from the server.

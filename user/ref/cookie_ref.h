@@ -19,12 +19,15 @@ struct ref_cookie_opts {
 	bool ecn_ok;
 };
 
-/* MSS of table entry index for the family (4 or 6). */
-uint16_t ref_cookie_mss(int family, unsigned int index);
+/* MSS of table entry index for the family (4 or 6): the 8-entry table with timestamps, else the 4 classes. */
+uint16_t ref_cookie_mss(int family, unsigned int index, bool ts);
 /* The largest entry not above limit, else 0. */
-unsigned int ref_cookie_mss_index(int family, uint32_t limit);
-/* The 9 option bits for an MSS index and options (wscale clamped to 14). */
-uint32_t ref_cookie_opt_bits(unsigned int mss_index, const struct ref_cookie_opts *o);
+unsigned int ref_cookie_mss_index(int family, uint32_t limit, bool ts);
+/*
+ * The option bits for an MSS index and options: opts9 with timestamps
+ * (wscale clamped to 14), opts4 without (SACK, and window scale only at 8).
+ */
+uint32_t ref_cookie_opt_bits(unsigned int mss_index, const struct ref_cookie_opts *o, bool ts);
 
 /* h of the format: SipHash-2-4(key, T || client ISN || slot || options word). */
 int ref_cookie_hash(const struct isn_key *key, const struct flow_key *fk, uint32_t client_isn,
