@@ -48,7 +48,7 @@ TEST_SRCS := tests/harness.c tests/bpf_run.c tests/pkt.c tests/dp_fixture.c $(wi
 TEST_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRCS))
 BENCH_OBJS := $(BUILD)/tests/bench.o $(BUILD)/tests/bpf_run.o $(BUILD)/tests/pkt.o
 
-.PHONY: all test test-unit bench demo deps install clean vmlinux
+.PHONY: all test test-unit test-e2e bench demo deps install clean vmlinux
 
 all: $(BUILD)/isnguard $(BPF_OBJS) $(SKELS)
 
@@ -99,6 +99,15 @@ deps:
 test: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/test_runner $(BUILD)/tcp_xfer
 	$(Q)scripts/run-tests.sh $(BUILD)
+
+# One layer of the suite: unit (loads BPF, no namespaces) or end-to-end only.
+test-unit: deps
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/test_runner
+	$(Q)E2E=0 scripts/run-tests.sh $(BUILD)
+
+test-e2e: deps
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/tcp_xfer
+	$(Q)UNIT=0 scripts/run-tests.sh $(BUILD)
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench

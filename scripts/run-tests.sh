@@ -2,7 +2,8 @@
 # make test: the unit suite (BPF_PROG_TEST_RUN on crafted frames, CLI, ABI),
 # then the end-to-end suite (real TCP stacks in network namespaces). Each
 # prints its own result lines; the last line is the total, "N passed, N failed".
-# TEST_ARGS filters unit tests, E2E_ARGS end-to-end ones; E2E=0 skips the latter.
+# TEST_ARGS filters unit tests, E2E_ARGS end-to-end ones; UNIT=0 skips the
+# former, E2E=0 the latter (make test-e2e and make test-unit).
 set -uo pipefail
 build=${1:-build}
 here=$(dirname "$(readlink -f "$0")")
@@ -39,11 +40,13 @@ count() {
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
-echo "== unit tests"
-# shellcheck disable=SC2086
-"$build/test_runner" ${TEST_ARGS:-} | tee "$out"
-[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-count "$out" "the unit suite"
+if [ "${UNIT:-1}" != 0 ]; then
+	echo "== unit tests"
+	# shellcheck disable=SC2086
+	"$build/test_runner" ${TEST_ARGS:-} | tee "$out"
+	[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+	count "$out" "the unit suite"
+fi
 
 if [ "${E2E:-1}" != 0 ]; then
 	echo "== end-to-end tests"
