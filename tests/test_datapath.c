@@ -454,13 +454,38 @@ static const struct translate_row translate_rows[] = {
 	  STAT_ACK_TRANSLATED, 0 },
 };
 
+/* How the SACK option is laid out after any timestamps. */
+enum sack_layout {
+	SACK_AFTER_TWO_NOPS,	/* NOP, NOP, SACK: edges 32-bit aligned (Linux) */
+	SACK_AFTER_ONE_NOP,	/* NOP, SACK: edges at odd offsets, straddling checksum words */
+};
+
+/* Ingress rows with a SACK layout of their own. */
+struct sack_layout_row {
+	struct translate_row row;
+	enum sack_layout layout;
+};
+
+static const struct sack_layout_row odd_sack_rows[] = {
+	{ .row = { .desc = "sack_edges_at_odd_offset_1_block", .ingress = true, .flags = TH_ACK,
+		   .sack_blocks = 1, .stat = STAT_ACK_TRANSLATED },
+	  .layout = SACK_AFTER_ONE_NOP },
+	{ .row = { .desc = "sack_edges_at_odd_offset_3_blocks_after_timestamps", .ingress = true,
+		   .flags = TH_ACK, .sack_blocks = 3, .timestamps = true,
+		   .stat = STAT_ACK_TRANSLATED },
+	  .layout = SACK_AFTER_ONE_NOP },
+	{ .row = { .desc = "sack_edges_at_odd_offset_4_blocks_vlan", .ingress = true,
+		   .flags = TH_ACK, .sack_blocks = 4, .vlan = true, .stat = STAT_ACK_TRANSLATED },
+	  .layout = SACK_AFTER_ONE_NOP },
+};
+
 /*
  * SACK edges in the host's sequence space; the wire carries them + delta.
  * The malformed row puts a zero-length option before the SACK, so the
  * walk must stop there and leave the blocks alone.
  */
-static void add_options(struct pkt_spec *s, const struct translate_row *row, uint32_t sack_base,
-			uint32_t shift)
+static void add_options(struct pkt_spec *s, const struct translate_row *row,
+			enum sack_layout layout, uint32_t sack_base, uint32_t shift)
 {
 	static const uint8_t zero_len_option[] = { 0x42, 0x00 };
 	uint32_t blocks[4][2];
@@ -478,12 +503,14 @@ static void add_options(struct pkt_spec *s, const struct translate_row *row, uin
 			blocks[i][1] = sack_base + (uint32_t)(3000 * i + 1448) + (row->bad_option ? 0 : shift);
 		}
 		pkt_opt_nop(s);
-		pkt_opt_nop(s);
+		if (layout == SACK_AFTER_TWO_NOPS)
+			pkt_opt_nop(s);
 		pkt_opt_sack(s, (const uint32_t (*)[2])blocks, row->sack_blocks);
 	}
 }
 
-static void run_translate_row(const struct translate_row *row, int family, enum dp_prog prog)
+static void run_translate_row_laid_out(const struct translate_row *row, enum sack_layout layout,
+				      int family, enum dp_prog prog)
 {
 	static const uint8_t nops[8] = { 1, 1, 1, 1, 1, 1, 1, 0 };
 	static uint8_t payload[1024];
@@ -503,19 +530,19 @@ static void run_translate_row(const struct translate_row *row, int family, enum 
 	if (row->ingress) {
 		/* Acknowledges 5000 bytes of the host's data, in wire space. */
 		peer_segment(&in, family, lport, rport, row->flags, 0x22220000, st.wire_isn + 5001);
-		add_options(&in, row, st.host_isn + 1, st.seq_delta);
+		add_options(&in, row, layout, st.host_isn + 1, st.seq_delta);
 		want = in;
 		if (row->flags & TH_ACK)
 			want.ack = in.ack - st.seq_delta;
 		want.tcp_opts_len = 0;
-		add_options(&want, row, st.host_isn + 1, 0);
+		add_options(&want, row, layout, st.host_isn + 1, 0);
 		if (row->bad_option) {	/* untouched after the bad option */
 			want.tcp_opts_len = 0;
-			add_options(&want, row, st.host_isn + 1, 0);
+			add_options(&want, row, layout, st.host_isn + 1, 0);
 		}
 	} else {
 		host_segment(&in, family, lport, rport, row->flags, st.host_isn + 1 + 777, 0x33330000);
-		add_options(&in, row, 0x33330000 - 10000, 0);
+		add_options(&in, row, layout, 0x33330000 - 10000, 0);
 		want = in;
 		want.seq = in.seq + st.seq_delta;
 	}
@@ -540,6 +567,11 @@ static void run_translate_row(const struct translate_row *row, int family, enum 
 		ASSERT_EQ(after.flags & row->flow_flag, row->flow_flag, what);
 }
 
+static void run_translate_row(const struct translate_row *row, int family, enum dp_prog prog)
+{
+	run_translate_row_laid_out(row, SACK_AFTER_TWO_NOPS, family, prog);
+}
+
 TEST(test_established_segments_translated)
 {
 	if (!dp_setup())
@@ -558,6 +590,23 @@ TEST(test_established_segments_translated)
 			}
 		}
 	}
+}
+
+/*
+ * SACK edges at odd offsets (NOP, SACK): each 32-bit edge straddles three
+ * 16-bit checksum words, so its checksum update is the byte-swapped one.
+ * Through XDP and tc, IPv4 and IPv6.
+ */
+TEST(test_sack_edges_at_odd_offsets_translated)
+{
+	if (!dp_setup())
+		return;
+	for (size_t i = 0; i < sizeof(odd_sack_rows) / sizeof(odd_sack_rows[0]); i++)
+		for (int family = 4; family <= 6; family += 2)
+			for (size_t p = 0; p < 2; p++)
+				run_translate_row_laid_out(&odd_sack_rows[i].row,
+							   odd_sack_rows[i].layout, family,
+							   ingress_progs[p]);
 }
 
 TEST(test_sack_blocks_counted_on_ingress)
