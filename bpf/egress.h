@@ -85,9 +85,15 @@ static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt
 
 	tcpopt_walk(c, pkt, &opts);
 	if (opts.is_signed) {
-		/* Never rewritten; forget any earlier flow on this tuple so nothing is translated. */
-		if (bpf_map_delete_elem(&isn_flows, fk) == 0 ||
-		    bpf_map_delete_elem(&isn_opening, fk) == 0)
+		/*
+		 * Never rewritten; forget any earlier flow on this tuple so
+		 * nothing is translated. From both tables: a promoted flow's
+		 * moved entry lingers in isn_opening and would match next.
+		 */
+		bool removed = bpf_map_delete_elem(&isn_flows, fk) == 0;
+
+		removed |= bpf_map_delete_elem(&isn_opening, fk) == 0;
+		if (removed)
 			stat_inc(STAT_FLOW_REMOVED);
 		return STAT_PASS_TCP_SIGNED;
 	}

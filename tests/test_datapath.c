@@ -899,6 +899,49 @@ TEST(test_tcp_md5_synack_passes_untouched_ipv6) { if (dp_setup()) check_signed_s
 TEST(test_tcp_ao_syn_passes_untouched) { if (dp_setup()) check_signed_syn_passes(29, false, 6); }
 TEST(test_tcp_ao_synack_passes_untouched) { if (dp_setup()) check_signed_syn_passes(29, true, 4); }
 
+/*
+ * A promoted handshake leaves its moved entry in isn_opening for a second
+ * (flow_promote). A TCP-MD5 SYN on the tuple within that second must forget
+ * both entries, or the lingering one translates the signed connection.
+ */
+TEST(test_signed_syn_right_after_promotion_passes_untouched)
+{
+	uint8_t sig[18] = { 19, 18 };
+	uint8_t frame[PKT_MAX_LEN];
+	uint16_t lport = fresh_port();
+	struct flow_state st;
+	struct pkt_spec s;
+	struct flow_key fk;
+	bool opening;
+	size_t len;
+
+	for (int i = 2; i < 18; i++)
+		sig[i] = (uint8_t)(0xb0 + i);
+	if (!dp_setup() || !open_flow(4, lport, 179, true, 2000, &st))
+		return;
+	/* The host's ACK of the peer's SYN-ACK promotes the flow. */
+	host_segment(&s, 4, lport, 179, TH_ACK, 2001, 70001);
+	if (!send_segment(DP_TC_EGRESS, &s))
+		return;
+	dp_flow_key_of(&s, true, &fk);
+	if (!ASSERT_TRUE(dp_flow_get_in(&fk, &st, &opening) && !opening, "promoted to isn_flows"))
+		return;
+
+	host_segment(&s, 4, lport, 179, TH_SYN, 0x12345678, 0);
+	pkt_opt_mss(&s, 1460);
+	pkt_opt_raw(&s, sig, sizeof(sig));
+	len = pkt_build(&s, frame, sizeof(frame));
+	if (!expect_untouched_raw(DP_TC_EGRESS, frame, len, "signed SYN after the promotion"))
+		return;
+	ASSERT_TRUE(!dp_flow_get_in(&fk, &st, &opening),
+		    "no entry left in either table (the moved one included)");
+
+	host_segment(&s, 4, lport, 179, TH_ACK | TH_PSH, 0x12345679, 100);
+	pkt_opt_raw(&s, sig, sizeof(sig));
+	len = pkt_build(&s, frame, sizeof(frame));
+	expect_untouched_raw(DP_TC_EGRESS, frame, len, "signed data segment after the promotion");
+}
+
 /* --- key and mode changes, flow expiry ------------------------------------ */
 
 /* Live flows keep their delta across a key rotation and a mode switch; new flows use the new ones. */
