@@ -17,12 +17,13 @@
 
 /*
  * A new flow, or a new connection on a reused tuple: fresh keyed ISN.
- * host_ack is the SYN-ACK's ack (its flag in acked), for RST checks.
+ * host_ack is the SYN-ACK's ack (its flag in acked), snd_nxt the end of the
+ * SYN's sequence space, both for RST checks.
  */
 static __always_inline struct flow_state *egress_flow_start(const struct flow_key *fk,
 							    struct flow_state *st, __u32 host_isn,
 							    __u32 open_flag, __u32 host_ack,
-							    __u32 acked, __u64 now)
+							    __u32 acked, __u32 snd_nxt, __u64 now)
 {
 	const struct isn_config *cfg = config_get();
 	const struct isn_key *key = key_get();
@@ -41,6 +42,7 @@ static __always_inline struct flow_state *egress_flow_start(const struct flow_ke
 		st->flags = open_flag | acked | (st->flags & FLOW_F_TIMER);
 		st->hash = hash;
 		st->host_ack = host_ack;
+		st->host_snd_nxt = snd_nxt;
 		st->created_ns = now;
 		st->last_seen_ns = now;
 		flow_timer_arm(st);
@@ -55,6 +57,7 @@ static __always_inline struct flow_state *egress_flow_start(const struct flow_ke
 		.flags = open_flag | acked,
 		.hash = hash,
 		.host_ack = host_ack,
+		.host_snd_nxt = snd_nxt,
 		.created_ns = now,
 		.last_seen_ns = now,
 	};
@@ -79,7 +82,7 @@ static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt
 	struct tcp_opts opts;
 	bool opening;
 	__be32 seq, ack;
-	__u32 host_isn;
+	__u32 host_isn, snd_nxt;
 	__u64 now;
 	int stat;
 
@@ -100,6 +103,7 @@ static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt
 	if (ctx_load_be32(c, pkt->l4_off + TCP_SEQ_OFF, &seq))
 		return STAT_PASS_TRUNCATED;
 	host_isn = bpf_ntohl(seq);
+	snd_nxt = host_isn + tcp_seg_len(pkt);	/* past any Fast Open data */
 	if (synack && !ctx_load_be32(c, pkt->l4_off + TCP_ACK_OFF, &ack))
 		host_ack = bpf_ntohl(ack);
 	now = bpf_ktime_get_ns();	/* the one precise clock read: M needs 4 us */
@@ -116,9 +120,12 @@ static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt
 		stat = STAT_SYN_RETRANSMIT;
 		if (synack)
 			st->host_ack = host_ack;
+		/* Retransmitted Fast Open SYNs go without their data; SND.NXT stays. */
+		if (seq_after(snd_nxt, st->host_snd_nxt))
+			st->host_snd_nxt = snd_nxt;
 		flow_note(st, FLOW_MAP(opening), open_flag | acked, now);
 	} else {
-		st = egress_flow_start(fk, st, host_isn, open_flag, host_ack, acked, now);
+		st = egress_flow_start(fk, st, host_isn, open_flag, host_ack, acked, snd_nxt, now);
 		if (!st)
 			return STAT_DROP_ERROR;	/* the stack retransmits; never leak the host ISN */
 		stat = synack ? STAT_SYNACK_REWRITTEN : STAT_SYN_REWRITTEN;

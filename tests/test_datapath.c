@@ -1195,6 +1195,59 @@ TEST(test_refused_connect_closes_the_flow)
 }
 
 /*
+ * A SYN with data (TCP Fast Open, RFC 7413) leaves SND.NXT past ISS + 1; a
+ * RST|ACK refusing it may acknowledge any of (ISS, SND.NXT] and the host
+ * takes it (RFC 9293 section 3.10.7.3). Past SND.NXT it does not.
+ */
+TEST(test_refused_fast_open_syn_closes_the_flow)
+{
+	static const uint8_t tfo_cookie[] = { 34, 10, 1, 2, 3, 4, 5, 6, 7, 8 };
+	static const uint8_t data[100] = { 'G', 'E', 'T' };
+	uint16_t lport = fresh_port(), far_port = fresh_port();
+	uint16_t ports[2] = { lport, far_port };
+	struct flow_state st[2];
+	struct pkt_spec syn, rst, want;
+	struct flow_key fk;
+	uint32_t wire;
+
+	if (!dp_setup())
+		return;
+	for (int i = 0; i < 2; i++) {
+		host_segment(&syn, 4, ports[i], 443, TH_SYN, 6000, 0);
+		syn_options(&syn);
+		pkt_opt_raw(&syn, tfo_cookie, sizeof(tfo_cookie));
+		syn.payload = data;
+		syn.payload_len = sizeof(data);
+		if (!send_segment(DP_TC_EGRESS, &syn))
+			return;
+		dp_flow_key_of(&syn, true, &fk);
+		if (!ASSERT_TRUE(dp_flow_get(&fk, &st[i]), "flow of the Fast Open SYN"))
+			return;
+	}
+	/* The peer refuses, acknowledging the SYN and all its data. */
+	wire = st[0].wire_isn;
+	peer_segment(&rst, 4, lport, 443, TH_RST | TH_ACK, 0, wire + 1 + sizeof(data));
+	want = rst;
+	want.ack = 6000 + 1 + sizeof(data);
+	if (!expect_frame(DP_XDP_INGRESS, &rst, &want, "RST|ACK of the SYN and its data"))
+		return;
+	dp_flow_key_of(&rst, false, &fk);
+	if (ASSERT_TRUE(dp_flow_get(&fk, &st[0]), "flow entry"))
+		ASSERT_EQ(flow_phase_of(st[0].flags), FLOW_PHASE_CLOSED,
+			  "phase after a RST|ACK at SND.NXT");
+
+	/* One past SND.NXT: the host drops it, so the flow stays. */
+	peer_segment(&rst, 4, far_port, 443, TH_RST | TH_ACK, 0,
+		     st[1].wire_isn + 1 + sizeof(data) + 1);
+	if (!send_segment(DP_TC_INGRESS, &rst))
+		return;
+	dp_flow_key_of(&rst, false, &fk);
+	if (ASSERT_TRUE(dp_flow_get(&fk, &st[1]), "flow entry"))
+		ASSERT_EQ(flow_phase_of(st[1].flags), FLOW_PHASE_OPENING,
+			  "phase after a RST|ACK past SND.NXT");
+}
+
+/*
  * A peer RST closes an established flow only with exactly the seq the host
  * acknowledged last, as the host's stack demands (RFC 5961 section 3.2).
  */
