@@ -136,6 +136,24 @@ static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt
 	return stat;
 }
 
+/*
+ * Whether a host RST ends the connection. During the handshake Linux answers
+ * an unacceptable ACK (SYN-SENT, SYN-RECV) with a bare RST at that ack's seq
+ * and carries on (RFC 9293 sections 3.10.7.3 and 3.10.7.4): only a RST|ACK
+ * or a RST at its SND.NXT is an abort then. Once established, Linux sends a
+ * RST only when the connection is gone. Read before seq is shifted.
+ */
+static __always_inline bool egress_rst_is_abort(const struct ctx *c, const struct pkt *pkt,
+						const struct flow_state *st)
+{
+	__be32 seq;
+
+	if ((st->flags & FLOW_F_ESTABLISHED) || (pkt->tcp_flags & TCPF_ACK))
+		return true;
+	return ctx_load_be32(c, pkt->l4_off + TCP_SEQ_OFF, &seq) ||
+	       bpf_ntohl(seq) == st->host_snd_nxt;
+}
+
 static __always_inline int datapath_egress(const struct ctx *c)
 {
 	struct flow_state *st;
@@ -157,12 +175,12 @@ static __always_inline int datapath_egress(const struct ctx *c)
 	st = flow_lookup(&fk, &opening);
 	if (!st)
 		return STAT_PASS_UNTRACKED;
+	if ((pkt.tcp_flags & TCPF_RST) && egress_rst_is_abort(c, &pkt, st))
+		seen |= FLOW_F_RST_LOCAL;
 	if (tcp_shift_field(c, &pkt, pkt.l4_off + TCP_SEQ_OFF, st->seq_delta))
 		return STAT_DROP_ERROR;
 	if (pkt.tcp_flags & TCPF_FIN)
 		seen |= FLOW_F_FIN_LOCAL;
-	if (pkt.tcp_flags & TCPF_RST)
-		seen |= FLOW_F_RST_LOCAL;
 	if ((pkt.tcp_flags & TCPF_ACK) && !ctx_load_be32(c, pkt.l4_off + TCP_ACK_OFF, &ack)) {
 		/* What a peer RST must carry as seq for the host to take it (RFC 5961 3.2). */
 		if (st->host_ack != bpf_ntohl(ack))

@@ -428,7 +428,8 @@ static const struct translate_row translate_rows[] = {
 	  STAT_SEQ_TRANSLATED, 0 },
 	{ "egress FIN", false, TH_FIN | TH_ACK, 0, true, 0, false, false, 0, STAT_SEQ_TRANSLATED,
 	  FLOW_F_FIN_LOCAL },
-	{ "egress RST", false, TH_RST, 0, false, 0, false, false, 0, STAT_SEQ_TRANSLATED,
+	/* How Linux aborts; a bare RST in the handshake is not one (host_rst_rows). */
+	{ "egress RST|ACK", false, TH_RST | TH_ACK, 0, false, 0, false, false, 0, STAT_SEQ_TRANSLATED,
 	  FLOW_F_RST_LOCAL },
 	{ "egress with IPv4 options", false, TH_ACK | TH_PSH, 0, false, 8, false, false, 33,
 	  STAT_SEQ_TRANSLATED, 0 },
@@ -1192,6 +1193,77 @@ TEST(test_refused_connect_closes_the_flow)
 	ASSERT_TRUE(opening, "never moved to isn_flows");
 	ASSERT_TRUE(!(st.flags & FLOW_F_ESTABLISHED), "not established");
 	ASSERT_EQ(flow_phase_of(st.flags), FLOW_PHASE_CLOSED, "phase");
+}
+
+/*
+ * Linux answers an unacceptable ACK in SYN-SENT or SYN-RECV with a bare RST
+ * whose seq is that ack, and keeps the handshake going (RFC 9293 section
+ * 3.10.7.3/3.10.7.4). Only a RST|ACK, or a RST at the host's SND.NXT, is the
+ * host ending the connection; otherwise the flow, and its wire ISN, stay.
+ */
+struct host_rst_row {
+	const char *name;
+	bool active;			/* the host sent the SYN (SYN-SENT), else the SYN-ACK */
+	uint8_t rst_flags;
+	bool seq_at_snd_nxt;		/* else the seq of an unacceptable ack, far off */
+	bool abort;			/* the host ends the connection: the flow closes */
+};
+
+static const struct host_rst_row host_rst_rows[] = {
+	{ .name = "host_bare_rst_answering_bad_ack_in_syn_sent_keeps_flow", .active = true,
+	  .rst_flags = TH_RST, .abort = false },
+	{ .name = "host_bare_rst_answering_bad_ack_in_syn_recv_keeps_flow", .active = false,
+	  .rst_flags = TH_RST, .abort = false },
+	{ .name = "host_rst_ack_in_syn_sent_is_an_abort", .active = true,
+	  .rst_flags = TH_RST | TH_ACK, .abort = true },
+	{ .name = "host_rst_ack_in_syn_recv_is_an_abort", .active = false,
+	  .rst_flags = TH_RST | TH_ACK, .abort = true },
+	{ .name = "host_bare_rst_at_snd_nxt_in_syn_recv_is_an_abort", .active = false,
+	  .rst_flags = TH_RST, .seq_at_snd_nxt = true, .abort = true },
+};
+
+static void run_host_rst_row(const struct host_rst_row *row, int family)
+{
+	uint16_t lport = fresh_port(), rport = 4000 + (row->active ? 0 : 1);
+	uint32_t host_isn = 0x51000000u + lport, first, again;
+	uint32_t rst_seq = row->seq_at_snd_nxt ? host_isn + 1 : host_isn + 0x00800000;
+	struct flow_state st;
+	struct pkt_spec rst, want;
+	struct flow_key fk;
+	char what[160], label[220];
+
+	snprintf(what, sizeof(what), "%s, IPv%d", row->name, family);
+	if (row->active ? !send_syn(family, lport, rport, host_isn, &first)
+			: !send_synack(family, lport, rport, host_isn, 0x9000, &first))
+		return;
+	host_segment(&rst, family, lport, rport, row->rst_flags, rst_seq,
+		     row->rst_flags & TH_ACK ? 0x9001 : 0);
+	want = rst;
+	want.seq = rst_seq + (first - host_isn);
+	if (!expect_frame(DP_TC_EGRESS, &rst, &want, what))
+		return;
+	dp_flow_key_of(&rst, true, &fk);
+	if (!ASSERT_TRUE(dp_flow_get(&fk, &st), what))
+		return;
+	snprintf(label, sizeof(label), "%s: phase after the host's RST", what);
+	ASSERT_EQ(flow_phase_of(st.flags), row->abort ? FLOW_PHASE_CLOSED : FLOW_PHASE_OPENING, label);
+	if (row->abort)
+		return;
+	/* The host's retransmission keeps the wire ISN, so the peer's ack of the first maps back. */
+	if (row->active ? !send_syn(family, lport, rport, host_isn, &again)
+			: !send_synack(family, lport, rport, host_isn, 0x9000, &again))
+		return;
+	snprintf(label, sizeof(label), "%s: wire ISN of the retransmission", what);
+	ASSERT_EQ(again, first, label);
+}
+
+TEST(test_host_rst_in_handshake_is_an_abort_only_when_linux_means_one)
+{
+	if (!dp_setup())
+		return;
+	for (size_t i = 0; i < sizeof(host_rst_rows) / sizeof(host_rst_rows[0]); i++)
+		for (int family = 4; family <= 6; family += 2)
+			run_host_rst_row(&host_rst_rows[i], family);
 }
 
 /*
