@@ -32,11 +32,13 @@ enum ctx_kind {
 #define CTX_MAX_OFF 512
 
 /*
- * How many bytes parsing may need linear, the longest case being an ICMP
- * error: Ethernet + VLAN + IPv4 with options + ICMP + quoted IPv4 with
- * options + 8 quoted TCP bytes (TCP itself needs at most 14 + 4 + 60 + 60).
+ * How many bytes parsing may need linear, the longest case being an NDISC
+ * redirect: Ethernet + VLAN + IPv6 + the redirect's fixed part + a target
+ * link-layer option (up to 16) + the Redirected Header option's 8 + quoted
+ * IPv6 + 8 quoted TCP bytes. An ICMPv4 error needs 14 + 4 + 60 + 8 + 60 + 8,
+ * TCP itself at most 14 + 4 + 60 + 60.
  */
-#define CTX_PULL_LEN (14 + 4 + 60 + 8 + 60 + 8)
+#define CTX_PULL_LEN (14 + 4 + 40 + 40 + 16 + 8 + 40 + 8)
 
 struct ctx {
 	void *ctx;		/* struct xdp_md * or struct __sk_buff * */

@@ -653,7 +653,29 @@ static const struct icmp_row icmp_rows[] = {
 	{ "IPv6 error about an untracked flow", 6, 2, 0, 1280, false, 8, STAT_PASS_ICMP },
 	{ "IPv4 echo reply (not an error)", 4, 0, 0, 0x12340001, true, 8, STAT_PASS_ICMP },
 	{ "IPv6 echo reply (not an error)", 6, 129, 0, 0x12340001, true, 8, STAT_PASS_ICMP },
+	/* Redirects quote the host's segment too, and its stack checks the quoted seq. */
+	{ .desc = "icmp_redirect_for_host_ipv4", .family = 4, .type = 5, .code = 1,
+	  .rest = 0x0a0000fe, .tracked = true, .quote_tcp = 8, .stat = STAT_ICMP_TRANSLATED },
+	{ .desc = "icmp_redirect_for_network_whole_header_ipv4", .family = 4, .type = 5, .code = 0,
+	  .rest = 0x0a0000fe, .tracked = true, .quote_tcp = 32, .stat = STAT_ICMP_TRANSLATED },
+	/* NDISC: the quote is in a Redirected Header option, after a target link-layer one. */
+	{ .desc = "ndisc_redirect_redirected_header_ipv6", .family = 6, .type = 137,
+	  .tracked = true, .quote_tcp = 32, .stat = STAT_ICMP_TRANSLATED },
+	{ .desc = "ndisc_redirect_untracked_ipv6", .family = 6, .type = 137, .tracked = false,
+	  .quote_tcp = 32, .stat = STAT_PASS_ICMP },
 };
+
+/* NDISC redirect (RFC 4861 section 4.5): target and destination, then options. */
+#define NDISC_REDIRECT_HLEN 40
+#define ND_OPT_TARGET_LL_ADDR 2
+#define ND_OPT_REDIRECT_HDR 4
+
+/* Where the quoted IP header starts in the ICMP message row builds. */
+static size_t icmp_quote_off(const struct icmp_row *row)
+{
+	/* NDISC: fixed part, target link-layer address option (8), Redirected Header's 8. */
+	return row->type == 137 ? NDISC_REDIRECT_HLEN + 8 + 8 : 8;
+}
 
 /* The ICMP message quoting a host segment with wire seq: type, code, checksum, rest, quote. */
 static size_t icmp_message(const struct icmp_row *row, uint16_t lport, uint16_t rport,
@@ -677,6 +699,20 @@ static size_t icmp_message(const struct icmp_row *row, uint16_t lport, uint16_t 
 	msg[1] = row->code;
 	msg[2] = msg[3] = 0;
 	put_be32(msg + 4, row->rest);
+	if (row->type == 137) {
+		static const uint8_t tlla[8] = { ND_OPT_TARGET_LL_ADDR, 1, 2, 0, 0, 0, 0, 0xfe };
+		size_t quote = ip_len + row->quote_tcp, opt_len = (8 + quote + 7) / 8 * 8;
+		uint8_t *opt = msg + NDISC_REDIRECT_HLEN + sizeof(tlla);
+
+		inet_pton(AF_INET6, ROUTER6, msg + 8);		/* target: the better first hop */
+		inet_pton(AF_INET6, PEER6, msg + 24);		/* destination */
+		memcpy(msg + NDISC_REDIRECT_HLEN, tlla, sizeof(tlla));
+		memset(opt, 0, opt_len);
+		opt[0] = ND_OPT_REDIRECT_HDR;
+		opt[1] = (uint8_t)(opt_len / 8);
+		memcpy(opt + 8, inner + 14, quote);
+		return (size_t)(opt - msg) + opt_len;
+	}
 	memcpy(msg + 8, inner + 14, ip_len + row->quote_tcp);
 	return 8 + ip_len + row->quote_tcp;
 }
@@ -701,7 +737,8 @@ static void run_icmp_row(const struct icmp_row *row, enum dp_prog prog)
 		return;
 	memcpy(want_msg, in_msg, len);
 	if (row->stat == STAT_ICMP_TRANSLATED)
-		put_be32(want_msg + 8 + (row->family == 6 ? 40 : 20) + 4, quoted_wire_seq - st.seq_delta);
+		put_be32(want_msg + icmp_quote_off(row) + (row->family == 6 ? 40 : 20) + 4,
+			 quoted_wire_seq - st.seq_delta);
 
 	memset(&in, 0, sizeof(in));
 	pkt_set_addrs(&in, row->family == 6 ? ROUTER6 : ROUTER4, row->family == 6 ? HOST6 : HOST4);
@@ -716,14 +753,24 @@ static void run_icmp_row(const struct icmp_row *row, enum dp_prog prog)
 		ASSERT_EQ(dp_stat(row->stat), stat_before + 1, what);
 }
 
-TEST(test_icmp_errors_quoting_host_segments_translated)
+static bool icmp_row_is_redirect(const struct icmp_row *row)
+{
+	return row->family == 4 ? row->type == 5 : row->type == 137;
+}
+
+static void run_icmp_rows(bool redirects)
 {
 	if (!dp_setup())
 		return;
 	for (size_t i = 0; i < sizeof(icmp_rows) / sizeof(icmp_rows[0]); i++)
-		for (size_t p = 0; p < 2; p++)
-			run_icmp_row(&icmp_rows[i], ingress_progs[p]);
+		if (icmp_row_is_redirect(&icmp_rows[i]) == redirects)
+			for (size_t p = 0; p < 2; p++)
+				run_icmp_row(&icmp_rows[i], ingress_progs[p]);
 }
+
+TEST(test_icmp_errors_quoting_host_segments_translated) { run_icmp_rows(false); }
+/* ICMP redirects (type 5) and NDISC redirects (137) through XDP and tc ingress. */
+TEST(test_icmp_redirects_quoting_host_segments_translated) { run_icmp_rows(true); }
 
 /* --- what must pass untouched -------------------------------------------- */
 
