@@ -22,14 +22,26 @@ static __always_inline __u16 csum_fold32(__u32 sum)
 	return (__u16)sum;
 }
 
-/* The checksum *csum covered from; it now covers to instead. */
-static __always_inline void csum_replace4(__sum16 *csum, __be32 from, __be32 to)
+/*
+ * What replacing the 32-bit field from -> to adds to the sum, folded. A field
+ * at an odd offset from the checksummed data's start (an option after a lone
+ * NOP: `NOP, SACK`) straddles three 16-bit words, so each of its bytes counts
+ * in the other half of a word: its contribution is the byte-swapped one
+ * (RFC 1071 section 2(B), as pf's pf_change_a does for unaligned fields).
+ */
+static __always_inline __u16 csum_diff4(__be32 from, __be32 to, bool odd)
+{
+	__u16 diff = csum_fold32(csum_add32(~from, to));
+
+	return odd ? (__u16)(diff << 8 | diff >> 8) : diff;
+}
+
+/* The checksum *csum covered a field's old value; diff (csum_diff4) makes it cover the new one. */
+static __always_inline void csum_apply_diff(__sum16 *csum, __u16 diff)
 {
 	__u32 sum = (__u16)~*csum;
 
-	sum = csum_add32(sum, ~from);
-	sum = csum_add32(sum, to);
-	*csum = (__sum16)~csum_fold32(sum);
+	*csum = (__sum16)~csum_fold32(csum_add32(sum, diff));
 }
 
 #endif /* ISNGUARD_BPF_CSUM_H */

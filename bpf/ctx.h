@@ -33,11 +33,13 @@ enum ctx_kind {
 #define CTX_MAX_OFF 512
 
 /*
- * How many bytes parsing may need linear, the longest case being an ICMP
- * error: Ethernet + VLAN + IPv4 with options + ICMP + quoted IPv4 with
- * options + 8 quoted TCP bytes (TCP itself needs at most 14 + 4 + 60 + 60).
+ * How many bytes parsing may need linear, the longest case being an NDISC
+ * redirect: Ethernet + VLAN + IPv6 + the redirect's fixed part + a target
+ * link-layer option (up to 16) + the Redirected Header option's 8 + quoted
+ * IPv6 + 8 quoted TCP bytes. An ICMPv4 error needs 14 + 4 + 60 + 8 + 60 + 8,
+ * TCP itself at most 14 + 4 + 60 + 60.
  */
-#define CTX_PULL_LEN (14 + 4 + 60 + 8 + 60 + 8)
+#define CTX_PULL_LEN (14 + 4 + 40 + 40 + 16 + 8 + 40 + 8)
 
 struct ctx {
 	void *ctx;		/* struct xdp_md * or struct __sk_buff * */
@@ -141,11 +143,17 @@ static __always_inline int ctx_load_be32(const struct ctx *c, __u64 off, __be32 
 
 /*
  * Replaces the 32-bit field at off, from -> to, and fixes the checksum at
- * csum_off (an L4 checksum: TCP, or ICMP for a quoted header) to match.
+ * csum_off (an L4 checksum: TCP, or ICMP for a quoted header) to match. The
+ * checksum sits at an even offset from its data's start, so the field's
+ * alignment within the 16-bit words is the parity of off - csum_off. tc
+ * hands the kernel the folded difference (size 0: by diff), which it applies
+ * as it would a field change, CHECKSUM_PARTIAL skbs left alone.
  */
 static __always_inline int ctx_replace_be32(const struct ctx *c, __u64 off, __u64 csum_off,
 					    __be32 from, __be32 to)
 {
+	__u16 diff = csum_diff4(from, to, (off - csum_off) & 1);
+
 	if (c->kind == CTX_XDP) {
 		__be32 *field = ctx_ptr(c, off, sizeof(*field));
 		__sum16 *csum = ctx_ptr(c, csum_off, sizeof(*csum));
@@ -153,12 +161,12 @@ static __always_inline int ctx_replace_be32(const struct ctx *c, __u64 off, __u6
 		if (!field || !csum)
 			return -1;
 		*field = to;
-		csum_replace4(csum, from, to);
+		csum_apply_diff(csum, diff);
 		return 0;
 	}
 	if (bpf_skb_store_bytes(c->ctx, off, &to, sizeof(to), 0))
 		return -1;
-	if (bpf_l4_csum_replace(c->ctx, csum_off, from, to, sizeof(to)))
+	if (bpf_l4_csum_replace(c->ctx, csum_off, 0, diff, 0))
 		return -1;
 	return 0;
 }

@@ -17,12 +17,13 @@
 
 /*
  * A new flow, or a new connection on a reused tuple: fresh keyed ISN.
- * host_ack is the SYN-ACK's ack (its flag in acked), for RST checks.
+ * host_ack is the SYN-ACK's ack (its flag in acked), snd_nxt the end of the
+ * SYN's sequence space, both for RST checks.
  */
 static __always_inline struct flow_state *egress_flow_start(const struct flow_key *fk,
 							    struct flow_state *st, __u32 host_isn,
 							    __u32 open_flag, __u32 host_ack,
-							    __u32 acked, __u64 now)
+							    __u32 acked, __u32 snd_nxt, __u64 now)
 {
 	const struct isn_config *cfg = config_get();
 	const struct isn_key *key;
@@ -44,6 +45,7 @@ static __always_inline struct flow_state *egress_flow_start(const struct flow_ke
 		st->flags = open_flag | acked | (st->flags & FLOW_F_TIMER);
 		st->hash = hash;
 		st->host_ack = host_ack;
+		st->host_snd_nxt = snd_nxt;
 		st->created_ns = now;
 		st->last_seen_ns = now;
 		flow_timer_arm(st);
@@ -58,6 +60,7 @@ static __always_inline struct flow_state *egress_flow_start(const struct flow_ke
 		.flags = open_flag | acked,
 		.hash = hash,
 		.host_ack = host_ack,
+		.host_snd_nxt = snd_nxt,
 		.created_ns = now,
 		.last_seen_ns = now,
 	};
@@ -82,21 +85,28 @@ static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt
 	struct tcp_opts opts;
 	bool opening;
 	__be32 seq, ack;
-	__u32 host_isn;
+	__u32 host_isn, snd_nxt;
 	__u64 now;
 	int stat;
 
 	tcpopt_walk(c, pkt, &opts);
 	if (opts.is_signed) {
-		/* Never rewritten; forget any earlier flow on this tuple so nothing is translated. */
-		if (bpf_map_delete_elem(&isn_flows, fk) == 0 ||
-		    bpf_map_delete_elem(&isn_opening, fk) == 0)
+		/*
+		 * Never rewritten; forget any earlier flow on this tuple so
+		 * nothing is translated. From both tables: a promoted flow's
+		 * moved entry lingers in isn_opening and would match next.
+		 */
+		bool removed = bpf_map_delete_elem(&isn_flows, fk) == 0;
+
+		removed |= bpf_map_delete_elem(&isn_opening, fk) == 0;
+		if (removed)
 			stat_inc(STAT_FLOW_REMOVED);
 		return STAT_PASS_TCP_SIGNED;
 	}
 	if (ctx_load_be32(c, pkt->l4_off + TCP_SEQ_OFF, &seq))
 		return STAT_PASS_TRUNCATED;
 	host_isn = bpf_ntohl(seq);
+	snd_nxt = host_isn + tcp_seg_len(pkt);	/* past any Fast Open data */
 	if (synack && !ctx_load_be32(c, pkt->l4_off + TCP_ACK_OFF, &ack))
 		host_ack = bpf_ntohl(ack);
 	now = bpf_ktime_get_ns();	/* the one precise clock read: M needs 4 us */
@@ -113,9 +123,12 @@ static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt
 		stat = STAT_SYN_RETRANSMIT;
 		if (synack)
 			st->host_ack = host_ack;
+		/* Retransmitted Fast Open SYNs go without their data; SND.NXT stays. */
+		if (seq_after(snd_nxt, st->host_snd_nxt))
+			st->host_snd_nxt = snd_nxt;
 		flow_note(st, FLOW_MAP(opening), open_flag | acked, now);
 	} else {
-		st = egress_flow_start(fk, st, host_isn, open_flag, host_ack, acked, now);
+		st = egress_flow_start(fk, st, host_isn, open_flag, host_ack, acked, snd_nxt, now);
 		if (!st)
 			return STAT_DROP_ERROR;	/* the stack retransmits; never leak the host ISN */
 		stat = synack ? STAT_SYNACK_REWRITTEN : STAT_SYN_REWRITTEN;
@@ -124,6 +137,24 @@ static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt
 			     bpf_htonl(st->wire_isn)))
 		return STAT_DROP_ERROR;
 	return stat;
+}
+
+/*
+ * Whether a host RST ends the connection. During the handshake Linux answers
+ * an unacceptable ACK (SYN-SENT, SYN-RECV) with a bare RST at that ack's seq
+ * and carries on (RFC 9293 sections 3.10.7.3 and 3.10.7.4): only a RST|ACK
+ * or a RST at its SND.NXT is an abort then. Once established, Linux sends a
+ * RST only when the connection is gone. Read before seq is shifted.
+ */
+static __always_inline bool egress_rst_is_abort(const struct ctx *c, const struct pkt *pkt,
+						const struct flow_state *st)
+{
+	__be32 seq;
+
+	if ((st->flags & FLOW_F_ESTABLISHED) || (pkt->tcp_flags & TCPF_ACK))
+		return true;
+	return ctx_load_be32(c, pkt->l4_off + TCP_SEQ_OFF, &seq) ||
+	       bpf_ntohl(seq) == st->host_snd_nxt;
 }
 
 static __always_inline int datapath_egress(const struct ctx *c)
@@ -147,12 +178,12 @@ static __always_inline int datapath_egress(const struct ctx *c)
 	st = flow_lookup(&fk, &opening);
 	if (!st)
 		return STAT_PASS_UNTRACKED;
+	if ((pkt.tcp_flags & TCPF_RST) && egress_rst_is_abort(c, &pkt, st))
+		seen |= FLOW_F_RST_LOCAL;
 	if (tcp_shift_field(c, &pkt, pkt.l4_off + TCP_SEQ_OFF, st->seq_delta))
 		return STAT_DROP_ERROR;
 	if (pkt.tcp_flags & TCPF_FIN)
 		seen |= FLOW_F_FIN_LOCAL;
-	if (pkt.tcp_flags & TCPF_RST)
-		seen |= FLOW_F_RST_LOCAL;
 	if ((pkt.tcp_flags & TCPF_ACK) && !ctx_load_be32(c, pkt.l4_off + TCP_ACK_OFF, &ack)) {
 		/* What a peer RST must carry as seq for the host to take it (RFC 5961 3.2). */
 		if (st->host_ack != bpf_ntohl(ack))

@@ -190,6 +190,7 @@ static __always_inline void flow_promote(const struct flow_key *fk, struct flow_
 		.flags = (st->flags | seen) & ~(FLOW_F_MOVED | FLOW_F_TIMER),
 		.hash = st->hash,
 		.host_ack = st->host_ack,
+		.host_snd_nxt = st->host_snd_nxt,
 		.created_ns = st->created_ns,
 		.last_seen_ns = now,
 	};

@@ -51,7 +51,8 @@ static __always_inline int ingress_sack(const struct ctx *c, const struct pkt *p
 /*
  * Whether the host's stack would take this peer RST: exactly the seq it
  * last acknowledged (RFC 5961 section 3.2), or, in answer to the host's
- * SYN, an ack of that SYN (RFC 9293 section 3.10.7.3, SYN-SENT).
+ * SYN, an ack in (ISS, SND.NXT] (RFC 9293 section 3.10.7.3, SYN-SENT):
+ * SND.NXT lies past ISS + 1 when the SYN carried Fast Open data.
  */
 static __always_inline bool ingress_rst_acceptable(const struct ctx *c, const struct pkt *pkt,
 						   const struct flow_state *st, __u32 host_ack)
@@ -59,7 +60,8 @@ static __always_inline bool ingress_rst_acceptable(const struct ctx *c, const st
 	__be32 seq;
 
 	if ((pkt->tcp_flags & TCPF_ACK) && (st->flags & FLOW_F_ACTIVE_OPEN) &&
-	    !(st->flags & FLOW_F_ESTABLISHED) && host_ack == st->host_isn + 1)
+	    !(st->flags & FLOW_F_ESTABLISHED) &&
+	    host_ack - (st->host_isn + 1) <= st->host_snd_nxt - (st->host_isn + 1))
 		return true;
 	return (st->flags & FLOW_F_HOST_ACKED) &&
 	       !ctx_load_be32(c, pkt->l4_off + TCP_SEQ_OFF, &seq) &&

@@ -8,9 +8,9 @@
  * looks up, decides, rewrites, and ends in one counter.
  *
  * Size after verification (`bpftool prog loadall build/isnguard.bpf.o DIR`,
- * then `bpftool prog show pinned`, xlated / 8): isnguard_xdp 4624,
- * isnguard_xdp_cookie 2867, isnguard_tc_ingress 3895, isnguard_tc_cookie
- * 2396, isnguard_tc_egress 4540 instructions; the option walks are bpf_loop
+ * then `bpftool prog show pinned`, xlated / 8): isnguard_xdp 4794,
+ * isnguard_xdp_cookie 2920, isnguard_tc_ingress 4335, isnguard_tc_cookie
+ * 2657, isnguard_tc_egress 4650 instructions; the option walks are bpf_loop
  * callbacks, verified once.
  */
 #include "vmlinux.h"

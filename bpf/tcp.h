@@ -49,6 +49,19 @@ static __always_inline int tcp_flow_key(const struct ctx *c, const struct pkt *p
 	return 0;
 }
 
+/* Sequence space the segment occupies: its data, plus one each for SYN and FIN. */
+static __always_inline __u32 tcp_seg_len(const struct pkt *pkt)
+{
+	return pkt->l4_end - pkt->l4_off - pkt->tcp_hlen + !!(pkt->tcp_flags & TCPF_SYN) +
+	       !!(pkt->tcp_flags & TCPF_FIN);
+}
+
+/* a is after b in sequence space (RFC 9293 section 3.4). */
+static __always_inline bool seq_after(__u32 a, __u32 b)
+{
+	return (__s32)(a - b) > 0;
+}
+
 /* Adds delta to the 32-bit sequence-space field at off (TCP checksum follows). */
 static __always_inline int tcp_shift_field(const struct ctx *c, const struct pkt *pkt,
 					   __u32 off, __u32 delta)

@@ -155,6 +155,12 @@ struct flow_state {
 	__u32 flags;		/* enum flow_flag */
 	__u32 hash;		/* enum isn_hash the ISN was made with */
 	__u32 host_ack;		/* the host's latest ack (peer's space): a valid peer RST's seq */
+	/*
+	 * The host's SND.NXT (host space) while the handshake lasts: past a
+	 * SYN's data (TCP Fast Open), for the RST checks of RFC 9293 3.10.7.
+	 */
+	__u32 host_snd_nxt;
+	__u32 pad;
 	__u64 created_ns;
 	__u64 last_seen_ns;
 	struct bpf_timer timer;	/* expires the entry after its phase's idle timeout */

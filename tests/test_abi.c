@@ -116,11 +116,12 @@ TEST(test_abi_flow_state_matches_btf)
 	static const struct abi_member members[] = {
 		MEMBER(flow_state, seq_delta), MEMBER(flow_state, host_isn),
 		MEMBER(flow_state, wire_isn), MEMBER(flow_state, flags), MEMBER(flow_state, hash),
-		MEMBER(flow_state, host_ack), MEMBER(flow_state, created_ns),
+		MEMBER(flow_state, host_ack), MEMBER(flow_state, host_snd_nxt),
+		MEMBER(flow_state, pad), MEMBER(flow_state, created_ns),
 		MEMBER(flow_state, last_seen_ns), MEMBER(flow_state, timer),
 	};
 
-	check_struct(DATAPATH_OBJ, "flow_state", sizeof(struct flow_state), members, 9);
+	check_struct(DATAPATH_OBJ, "flow_state", sizeof(struct flow_state), members, 11);
 }
 
 TEST(test_abi_link_records_match_btf)
@@ -183,7 +184,7 @@ TEST(test_abi_structs_have_no_implicit_padding)
 	ASSERT_EQ(sizeof(struct isn_config), 8 * 4 + 8, "isn_config size");
 	ASSERT_EQ(sizeof(struct synproxy_config), 6 * 4, "synproxy_config size");
 	ASSERT_EQ(sizeof(struct syn_rate), 8 + 2 * 4, "syn_rate size");
-	ASSERT_EQ(sizeof(struct flow_state), 6 * 4 + 2 * 8 + 16, "flow_state size");
+	ASSERT_EQ(sizeof(struct flow_state), 8 * 4 + 2 * 8 + 16, "flow_state size");
 	ASSERT_EQ(sizeof(struct link_key), 8 + 4 + 4, "link_key size");
 	ASSERT_EQ(sizeof(struct link_info), 16 + 4 * 4 + 8, "link_info size");
 }

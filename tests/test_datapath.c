@@ -428,7 +428,8 @@ static const struct translate_row translate_rows[] = {
 	  STAT_SEQ_TRANSLATED, 0 },
 	{ "egress FIN", false, TH_FIN | TH_ACK, 0, true, 0, false, false, 0, STAT_SEQ_TRANSLATED,
 	  FLOW_F_FIN_LOCAL },
-	{ "egress RST", false, TH_RST, 0, false, 0, false, false, 0, STAT_SEQ_TRANSLATED,
+	/* How Linux aborts; a bare RST in the handshake is not one (host_rst_rows). */
+	{ "egress RST|ACK", false, TH_RST | TH_ACK, 0, false, 0, false, false, 0, STAT_SEQ_TRANSLATED,
 	  FLOW_F_RST_LOCAL },
 	{ "egress with IPv4 options", false, TH_ACK | TH_PSH, 0, false, 8, false, false, 33,
 	  STAT_SEQ_TRANSLATED, 0 },
@@ -454,13 +455,38 @@ static const struct translate_row translate_rows[] = {
 	  STAT_ACK_TRANSLATED, 0 },
 };
 
+/* How the SACK option is laid out after any timestamps. */
+enum sack_layout {
+	SACK_AFTER_TWO_NOPS,	/* NOP, NOP, SACK: edges 32-bit aligned (Linux) */
+	SACK_AFTER_ONE_NOP,	/* NOP, SACK: edges at odd offsets, straddling checksum words */
+};
+
+/* Ingress rows with a SACK layout of their own. */
+struct sack_layout_row {
+	struct translate_row row;
+	enum sack_layout layout;
+};
+
+static const struct sack_layout_row odd_sack_rows[] = {
+	{ .row = { .desc = "sack_edges_at_odd_offset_1_block", .ingress = true, .flags = TH_ACK,
+		   .sack_blocks = 1, .stat = STAT_ACK_TRANSLATED },
+	  .layout = SACK_AFTER_ONE_NOP },
+	{ .row = { .desc = "sack_edges_at_odd_offset_3_blocks_after_timestamps", .ingress = true,
+		   .flags = TH_ACK, .sack_blocks = 3, .timestamps = true,
+		   .stat = STAT_ACK_TRANSLATED },
+	  .layout = SACK_AFTER_ONE_NOP },
+	{ .row = { .desc = "sack_edges_at_odd_offset_4_blocks_vlan", .ingress = true,
+		   .flags = TH_ACK, .sack_blocks = 4, .vlan = true, .stat = STAT_ACK_TRANSLATED },
+	  .layout = SACK_AFTER_ONE_NOP },
+};
+
 /*
  * SACK edges in the host's sequence space; the wire carries them + delta.
  * The malformed row puts a zero-length option before the SACK, so the
  * walk must stop there and leave the blocks alone.
  */
-static void add_options(struct pkt_spec *s, const struct translate_row *row, uint32_t sack_base,
-			uint32_t shift)
+static void add_options(struct pkt_spec *s, const struct translate_row *row,
+			enum sack_layout layout, uint32_t sack_base, uint32_t shift)
 {
 	static const uint8_t zero_len_option[] = { 0x42, 0x00 };
 	uint32_t blocks[4][2];
@@ -478,12 +504,14 @@ static void add_options(struct pkt_spec *s, const struct translate_row *row, uin
 			blocks[i][1] = sack_base + (uint32_t)(3000 * i + 1448) + (row->bad_option ? 0 : shift);
 		}
 		pkt_opt_nop(s);
-		pkt_opt_nop(s);
+		if (layout == SACK_AFTER_TWO_NOPS)
+			pkt_opt_nop(s);
 		pkt_opt_sack(s, (const uint32_t (*)[2])blocks, row->sack_blocks);
 	}
 }
 
-static void run_translate_row(const struct translate_row *row, int family, enum dp_prog prog)
+static void run_translate_row_laid_out(const struct translate_row *row, enum sack_layout layout,
+				      int family, enum dp_prog prog)
 {
 	static const uint8_t nops[8] = { 1, 1, 1, 1, 1, 1, 1, 0 };
 	static uint8_t payload[1024];
@@ -503,19 +531,19 @@ static void run_translate_row(const struct translate_row *row, int family, enum 
 	if (row->ingress) {
 		/* Acknowledges 5000 bytes of the host's data, in wire space. */
 		peer_segment(&in, family, lport, rport, row->flags, 0x22220000, st.wire_isn + 5001);
-		add_options(&in, row, st.host_isn + 1, st.seq_delta);
+		add_options(&in, row, layout, st.host_isn + 1, st.seq_delta);
 		want = in;
 		if (row->flags & TH_ACK)
 			want.ack = in.ack - st.seq_delta;
 		want.tcp_opts_len = 0;
-		add_options(&want, row, st.host_isn + 1, 0);
+		add_options(&want, row, layout, st.host_isn + 1, 0);
 		if (row->bad_option) {	/* untouched after the bad option */
 			want.tcp_opts_len = 0;
-			add_options(&want, row, st.host_isn + 1, 0);
+			add_options(&want, row, layout, st.host_isn + 1, 0);
 		}
 	} else {
 		host_segment(&in, family, lport, rport, row->flags, st.host_isn + 1 + 777, 0x33330000);
-		add_options(&in, row, 0x33330000 - 10000, 0);
+		add_options(&in, row, layout, 0x33330000 - 10000, 0);
 		want = in;
 		want.seq = in.seq + st.seq_delta;
 	}
@@ -540,6 +568,11 @@ static void run_translate_row(const struct translate_row *row, int family, enum 
 		ASSERT_EQ(after.flags & row->flow_flag, row->flow_flag, what);
 }
 
+static void run_translate_row(const struct translate_row *row, int family, enum dp_prog prog)
+{
+	run_translate_row_laid_out(row, SACK_AFTER_TWO_NOPS, family, prog);
+}
+
 TEST(test_established_segments_translated)
 {
 	if (!dp_setup())
@@ -558,6 +591,23 @@ TEST(test_established_segments_translated)
 			}
 		}
 	}
+}
+
+/*
+ * SACK edges at odd offsets (NOP, SACK): each 32-bit edge straddles three
+ * 16-bit checksum words, so its checksum update is the byte-swapped one.
+ * Through XDP and tc, IPv4 and IPv6.
+ */
+TEST(test_sack_edges_at_odd_offsets_translated)
+{
+	if (!dp_setup())
+		return;
+	for (size_t i = 0; i < sizeof(odd_sack_rows) / sizeof(odd_sack_rows[0]); i++)
+		for (int family = 4; family <= 6; family += 2)
+			for (size_t p = 0; p < 2; p++)
+				run_translate_row_laid_out(&odd_sack_rows[i].row,
+							   odd_sack_rows[i].layout, family,
+							   ingress_progs[p]);
 }
 
 TEST(test_sack_blocks_counted_on_ingress)
@@ -603,7 +653,29 @@ static const struct icmp_row icmp_rows[] = {
 	{ "IPv6 error about an untracked flow", 6, 2, 0, 1280, false, 8, STAT_PASS_ICMP },
 	{ "IPv4 echo reply (not an error)", 4, 0, 0, 0x12340001, true, 8, STAT_PASS_ICMP },
 	{ "IPv6 echo reply (not an error)", 6, 129, 0, 0x12340001, true, 8, STAT_PASS_ICMP },
+	/* Redirects quote the host's segment too, and its stack checks the quoted seq. */
+	{ .desc = "icmp_redirect_for_host_ipv4", .family = 4, .type = 5, .code = 1,
+	  .rest = 0x0a0000fe, .tracked = true, .quote_tcp = 8, .stat = STAT_ICMP_TRANSLATED },
+	{ .desc = "icmp_redirect_for_network_whole_header_ipv4", .family = 4, .type = 5, .code = 0,
+	  .rest = 0x0a0000fe, .tracked = true, .quote_tcp = 32, .stat = STAT_ICMP_TRANSLATED },
+	/* NDISC: the quote is in a Redirected Header option, after a target link-layer one. */
+	{ .desc = "ndisc_redirect_redirected_header_ipv6", .family = 6, .type = 137,
+	  .tracked = true, .quote_tcp = 32, .stat = STAT_ICMP_TRANSLATED },
+	{ .desc = "ndisc_redirect_untracked_ipv6", .family = 6, .type = 137, .tracked = false,
+	  .quote_tcp = 32, .stat = STAT_PASS_ICMP },
 };
+
+/* NDISC redirect (RFC 4861 section 4.5): target and destination, then options. */
+#define NDISC_REDIRECT_HLEN 40
+#define ND_OPT_TARGET_LL_ADDR 2
+#define ND_OPT_REDIRECT_HDR 4
+
+/* Where the quoted IP header starts in the ICMP message row builds. */
+static size_t icmp_quote_off(const struct icmp_row *row)
+{
+	/* NDISC: fixed part, target link-layer address option (8), Redirected Header's 8. */
+	return row->type == 137 ? NDISC_REDIRECT_HLEN + 8 + 8 : 8;
+}
 
 /* The ICMP message quoting a host segment with wire seq: type, code, checksum, rest, quote. */
 static size_t icmp_message(const struct icmp_row *row, uint16_t lport, uint16_t rport,
@@ -627,6 +699,20 @@ static size_t icmp_message(const struct icmp_row *row, uint16_t lport, uint16_t 
 	msg[1] = row->code;
 	msg[2] = msg[3] = 0;
 	put_be32(msg + 4, row->rest);
+	if (row->type == 137) {
+		static const uint8_t tlla[8] = { ND_OPT_TARGET_LL_ADDR, 1, 2, 0, 0, 0, 0, 0xfe };
+		size_t quote = ip_len + row->quote_tcp, opt_len = (8 + quote + 7) / 8 * 8;
+		uint8_t *opt = msg + NDISC_REDIRECT_HLEN + sizeof(tlla);
+
+		inet_pton(AF_INET6, ROUTER6, msg + 8);		/* target: the better first hop */
+		inet_pton(AF_INET6, PEER6, msg + 24);		/* destination */
+		memcpy(msg + NDISC_REDIRECT_HLEN, tlla, sizeof(tlla));
+		memset(opt, 0, opt_len);
+		opt[0] = ND_OPT_REDIRECT_HDR;
+		opt[1] = (uint8_t)(opt_len / 8);
+		memcpy(opt + 8, inner + 14, quote);
+		return (size_t)(opt - msg) + opt_len;
+	}
 	memcpy(msg + 8, inner + 14, ip_len + row->quote_tcp);
 	return 8 + ip_len + row->quote_tcp;
 }
@@ -651,7 +737,8 @@ static void run_icmp_row(const struct icmp_row *row, enum dp_prog prog)
 		return;
 	memcpy(want_msg, in_msg, len);
 	if (row->stat == STAT_ICMP_TRANSLATED)
-		put_be32(want_msg + 8 + (row->family == 6 ? 40 : 20) + 4, quoted_wire_seq - st.seq_delta);
+		put_be32(want_msg + icmp_quote_off(row) + (row->family == 6 ? 40 : 20) + 4,
+			 quoted_wire_seq - st.seq_delta);
 
 	memset(&in, 0, sizeof(in));
 	pkt_set_addrs(&in, row->family == 6 ? ROUTER6 : ROUTER4, row->family == 6 ? HOST6 : HOST4);
@@ -666,14 +753,24 @@ static void run_icmp_row(const struct icmp_row *row, enum dp_prog prog)
 		ASSERT_EQ(dp_stat(row->stat), stat_before + 1, what);
 }
 
-TEST(test_icmp_errors_quoting_host_segments_translated)
+static bool icmp_row_is_redirect(const struct icmp_row *row)
+{
+	return row->family == 4 ? row->type == 5 : row->type == 137;
+}
+
+static void run_icmp_rows(bool redirects)
 {
 	if (!dp_setup())
 		return;
 	for (size_t i = 0; i < sizeof(icmp_rows) / sizeof(icmp_rows[0]); i++)
-		for (size_t p = 0; p < 2; p++)
-			run_icmp_row(&icmp_rows[i], ingress_progs[p]);
+		if (icmp_row_is_redirect(&icmp_rows[i]) == redirects)
+			for (size_t p = 0; p < 2; p++)
+				run_icmp_row(&icmp_rows[i], ingress_progs[p]);
 }
+
+TEST(test_icmp_errors_quoting_host_segments_translated) { run_icmp_rows(false); }
+/* ICMP redirects (type 5) and NDISC redirects (137) through XDP and tc ingress. */
+TEST(test_icmp_redirects_quoting_host_segments_translated) { run_icmp_rows(true); }
 
 /* --- what must pass untouched -------------------------------------------- */
 
@@ -849,6 +946,49 @@ TEST(test_tcp_md5_syn_passes_untouched) { if (dp_setup()) check_signed_syn_passe
 TEST(test_tcp_md5_synack_passes_untouched_ipv6) { if (dp_setup()) check_signed_syn_passes(19, true, 6); }
 TEST(test_tcp_ao_syn_passes_untouched) { if (dp_setup()) check_signed_syn_passes(29, false, 6); }
 TEST(test_tcp_ao_synack_passes_untouched) { if (dp_setup()) check_signed_syn_passes(29, true, 4); }
+
+/*
+ * A promoted handshake leaves its moved entry in isn_opening for a second
+ * (flow_promote). A TCP-MD5 SYN on the tuple within that second must forget
+ * both entries, or the lingering one translates the signed connection.
+ */
+TEST(test_signed_syn_right_after_promotion_passes_untouched)
+{
+	uint8_t sig[18] = { 19, 18 };
+	uint8_t frame[PKT_MAX_LEN];
+	uint16_t lport = fresh_port();
+	struct flow_state st;
+	struct pkt_spec s;
+	struct flow_key fk;
+	bool opening;
+	size_t len;
+
+	for (int i = 2; i < 18; i++)
+		sig[i] = (uint8_t)(0xb0 + i);
+	if (!dp_setup() || !open_flow(4, lport, 179, true, 2000, &st))
+		return;
+	/* The host's ACK of the peer's SYN-ACK promotes the flow. */
+	host_segment(&s, 4, lport, 179, TH_ACK, 2001, 70001);
+	if (!send_segment(DP_TC_EGRESS, &s))
+		return;
+	dp_flow_key_of(&s, true, &fk);
+	if (!ASSERT_TRUE(dp_flow_get_in(&fk, &st, &opening) && !opening, "promoted to isn_flows"))
+		return;
+
+	host_segment(&s, 4, lport, 179, TH_SYN, 0x12345678, 0);
+	pkt_opt_mss(&s, 1460);
+	pkt_opt_raw(&s, sig, sizeof(sig));
+	len = pkt_build(&s, frame, sizeof(frame));
+	if (!expect_untouched_raw(DP_TC_EGRESS, frame, len, "signed SYN after the promotion"))
+		return;
+	ASSERT_TRUE(!dp_flow_get_in(&fk, &st, &opening),
+		    "no entry left in either table (the moved one included)");
+
+	host_segment(&s, 4, lport, 179, TH_ACK | TH_PSH, 0x12345679, 100);
+	pkt_opt_raw(&s, sig, sizeof(sig));
+	len = pkt_build(&s, frame, sizeof(frame));
+	expect_untouched_raw(DP_TC_EGRESS, frame, len, "signed data segment after the promotion");
+}
 
 /* --- key and mode changes, flow expiry ------------------------------------ */
 
@@ -1100,6 +1240,130 @@ TEST(test_refused_connect_closes_the_flow)
 	ASSERT_TRUE(opening, "never moved to isn_flows");
 	ASSERT_TRUE(!(st.flags & FLOW_F_ESTABLISHED), "not established");
 	ASSERT_EQ(flow_phase_of(st.flags), FLOW_PHASE_CLOSED, "phase");
+}
+
+/*
+ * Linux answers an unacceptable ACK in SYN-SENT or SYN-RECV with a bare RST
+ * whose seq is that ack, and keeps the handshake going (RFC 9293 section
+ * 3.10.7.3/3.10.7.4). Only a RST|ACK, or a RST at the host's SND.NXT, is the
+ * host ending the connection; otherwise the flow, and its wire ISN, stay.
+ */
+struct host_rst_row {
+	const char *name;
+	bool active;			/* the host sent the SYN (SYN-SENT), else the SYN-ACK */
+	uint8_t rst_flags;
+	bool seq_at_snd_nxt;		/* else the seq of an unacceptable ack, far off */
+	bool abort;			/* the host ends the connection: the flow closes */
+};
+
+static const struct host_rst_row host_rst_rows[] = {
+	{ .name = "host_bare_rst_answering_bad_ack_in_syn_sent_keeps_flow", .active = true,
+	  .rst_flags = TH_RST, .abort = false },
+	{ .name = "host_bare_rst_answering_bad_ack_in_syn_recv_keeps_flow", .active = false,
+	  .rst_flags = TH_RST, .abort = false },
+	{ .name = "host_rst_ack_in_syn_sent_is_an_abort", .active = true,
+	  .rst_flags = TH_RST | TH_ACK, .abort = true },
+	{ .name = "host_rst_ack_in_syn_recv_is_an_abort", .active = false,
+	  .rst_flags = TH_RST | TH_ACK, .abort = true },
+	{ .name = "host_bare_rst_at_snd_nxt_in_syn_recv_is_an_abort", .active = false,
+	  .rst_flags = TH_RST, .seq_at_snd_nxt = true, .abort = true },
+};
+
+static void run_host_rst_row(const struct host_rst_row *row, int family)
+{
+	uint16_t lport = fresh_port(), rport = 4000 + (row->active ? 0 : 1);
+	uint32_t host_isn = 0x51000000u + lport, first, again;
+	uint32_t rst_seq = row->seq_at_snd_nxt ? host_isn + 1 : host_isn + 0x00800000;
+	struct flow_state st;
+	struct pkt_spec rst, want;
+	struct flow_key fk;
+	char what[160], label[220];
+
+	snprintf(what, sizeof(what), "%s, IPv%d", row->name, family);
+	if (row->active ? !send_syn(family, lport, rport, host_isn, &first)
+			: !send_synack(family, lport, rport, host_isn, 0x9000, &first))
+		return;
+	host_segment(&rst, family, lport, rport, row->rst_flags, rst_seq,
+		     row->rst_flags & TH_ACK ? 0x9001 : 0);
+	want = rst;
+	want.seq = rst_seq + (first - host_isn);
+	if (!expect_frame(DP_TC_EGRESS, &rst, &want, what))
+		return;
+	dp_flow_key_of(&rst, true, &fk);
+	if (!ASSERT_TRUE(dp_flow_get(&fk, &st), what))
+		return;
+	snprintf(label, sizeof(label), "%s: phase after the host's RST", what);
+	ASSERT_EQ(flow_phase_of(st.flags), row->abort ? FLOW_PHASE_CLOSED : FLOW_PHASE_OPENING, label);
+	if (row->abort)
+		return;
+	/* The host's retransmission keeps the wire ISN, so the peer's ack of the first maps back. */
+	if (row->active ? !send_syn(family, lport, rport, host_isn, &again)
+			: !send_synack(family, lport, rport, host_isn, 0x9000, &again))
+		return;
+	snprintf(label, sizeof(label), "%s: wire ISN of the retransmission", what);
+	ASSERT_EQ(again, first, label);
+}
+
+TEST(test_host_rst_in_handshake_is_an_abort_only_when_linux_means_one)
+{
+	if (!dp_setup())
+		return;
+	for (size_t i = 0; i < sizeof(host_rst_rows) / sizeof(host_rst_rows[0]); i++)
+		for (int family = 4; family <= 6; family += 2)
+			run_host_rst_row(&host_rst_rows[i], family);
+}
+
+/*
+ * A SYN with data (TCP Fast Open, RFC 7413) leaves SND.NXT past ISS + 1; a
+ * RST|ACK refusing it may acknowledge any of (ISS, SND.NXT] and the host
+ * takes it (RFC 9293 section 3.10.7.3). Past SND.NXT it does not.
+ */
+TEST(test_refused_fast_open_syn_closes_the_flow)
+{
+	static const uint8_t tfo_cookie[] = { 34, 10, 1, 2, 3, 4, 5, 6, 7, 8 };
+	static const uint8_t data[100] = { 'G', 'E', 'T' };
+	uint16_t lport = fresh_port(), far_port = fresh_port();
+	uint16_t ports[2] = { lport, far_port };
+	struct flow_state st[2];
+	struct pkt_spec syn, rst, want;
+	struct flow_key fk;
+	uint32_t wire;
+
+	if (!dp_setup())
+		return;
+	for (int i = 0; i < 2; i++) {
+		host_segment(&syn, 4, ports[i], 443, TH_SYN, 6000, 0);
+		syn_options(&syn);
+		pkt_opt_raw(&syn, tfo_cookie, sizeof(tfo_cookie));
+		syn.payload = data;
+		syn.payload_len = sizeof(data);
+		if (!send_segment(DP_TC_EGRESS, &syn))
+			return;
+		dp_flow_key_of(&syn, true, &fk);
+		if (!ASSERT_TRUE(dp_flow_get(&fk, &st[i]), "flow of the Fast Open SYN"))
+			return;
+	}
+	/* The peer refuses, acknowledging the SYN and all its data. */
+	wire = st[0].wire_isn;
+	peer_segment(&rst, 4, lport, 443, TH_RST | TH_ACK, 0, wire + 1 + sizeof(data));
+	want = rst;
+	want.ack = 6000 + 1 + sizeof(data);
+	if (!expect_frame(DP_XDP_INGRESS, &rst, &want, "RST|ACK of the SYN and its data"))
+		return;
+	dp_flow_key_of(&rst, false, &fk);
+	if (ASSERT_TRUE(dp_flow_get(&fk, &st[0]), "flow entry"))
+		ASSERT_EQ(flow_phase_of(st[0].flags), FLOW_PHASE_CLOSED,
+			  "phase after a RST|ACK at SND.NXT");
+
+	/* One past SND.NXT: the host drops it, so the flow stays. */
+	peer_segment(&rst, 4, far_port, 443, TH_RST | TH_ACK, 0,
+		     st[1].wire_isn + 1 + sizeof(data) + 1);
+	if (!send_segment(DP_TC_INGRESS, &rst))
+		return;
+	dp_flow_key_of(&rst, false, &fk);
+	if (ASSERT_TRUE(dp_flow_get(&fk, &st[1]), "flow entry"))
+		ASSERT_EQ(flow_phase_of(st[1].flags), FLOW_PHASE_OPENING,
+			  "phase after a RST|ACK past SND.NXT");
 }
 
 /*

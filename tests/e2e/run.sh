@@ -216,6 +216,42 @@ check_pmtu() { # FAMILY MTU
 test_pmtu_ipv4_frag_needed() { check_pmtu 4 1200; }
 test_pmtu_ipv6_packet_too_big() { check_pmtu 6 1280; }
 
+# Linux answers an unacceptable ACK in SYN-RECV with a bare RST and keeps the
+# handshake (RFC 9293 section 3.10.7.4). That RST must not end the flow: A's
+# retransmitted SYN-ACK keeps its wire ISN, and B's ACK of the first SYN-ACK
+# still maps back, so the connection opens. B is hand-made (tcp_craft.py).
+test_host_rst_answering_bad_ack_keeps_the_handshake() {
+	local sport=40777 first second rst acked
+	require_cmd python3 nft
+	setup_guarded
+	# B's own stack has no socket for the hand-made connection: keep it quiet.
+	in_ns "$NS_B" nft -f - <<-EOF || fail "nft rule in $NS_B"
+	table inet isng_e2e_craft {
+		chain output {
+			type filter hook output priority 0; policy accept;
+			tcp sport $sport tcp flags rst drop
+		}
+	}
+	EOF
+	bg_start server "$NS_A" "$TCP_XFER" server --listen "$A4:$PORT" --timeout 30
+	wait_listen "$NS_A" $PORT
+	capture_start "$NS_B" "$IF_B" "tcp port $PORT" "$E2E_WORK/b.pcap"
+	in_ns "$NS_B" python3 "$E2E_DIR/tcp_craft.py" bad-ack-in-syn-recv --src "$B4" --dst "$A4" \
+		--sport $sport --dport $PORT >"$E2E_WORK/craft.out" 2>&1 ||
+		fail "tcp_craft.py: $(tail -n 3 "$E2E_WORK/craft.out")"
+	capture_stop
+	tcpdump -r "$E2E_WORK/b.pcap" -nn -S 2>/dev/null | sed 's/^/# /'
+	sed 's/^/# craft: /' "$E2E_WORK/craft.out"
+	first=$(awk '$1 == "synack1" {print $2}' "$E2E_WORK/craft.out")
+	second=$(awk '$1 == "synack2" {print $2}' "$E2E_WORK/craft.out")
+	rst=$(awk '$1 == "rst" {print $2}' "$E2E_WORK/craft.out")
+	acked=$(awk '$1 == "data_acked" {print $2}' "$E2E_WORK/craft.out")
+	assert_eq "$rst" 0x04 "flags of A's answer to the unacceptable ACK (a bare RST)"
+	[[ "$first" =~ ^[0-9]+$ ]] || fail "no first SYN-ACK from A"
+	assert_eq "$second" "$first" "wire ISN of A's retransmitted SYN-ACK"
+	assert_eq "$acked" yes "A acknowledged data sent on the first SYN-ACK's handshake"
+}
+
 test_key_rotate_and_mode_switch_mid_transfer() {
 	local key2 op before after seq
 	require_cmd nft

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Hand-made TCP segments for end-to-end cases no real stack produces on demand.
+
+Usage: tcp_craft.py bad-ack-in-syn-recv --src ADDR --dst ADDR --dport PORT --sport PORT
+
+Plays the peer of a listening host (IPv4, raw socket; the caller keeps the
+local stack from answering, e.g. by dropping its RSTs): sends a SYN, answers
+the SYN-ACK with an unacceptable ACK (the host replies with a bare RST and
+keeps the handshake, RFC 9293 section 3.10.7.4), waits for the retransmitted
+SYN-ACK, then completes the handshake by acknowledging the FIRST SYN-ACK and
+sends 5 data bytes. Prints one "name value" line per observation:
+  synack1 SEQ / rst FLAGS SEQ / synack2 SEQ / data_acked yes|no
+"""
+import argparse
+import socket
+import struct
+import sys
+import time
+
+FIN, SYN, RST, PSH, ACK = 0x01, 0x02, 0x04, 0x08, 0x10
+
+
+def csum(data):
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def segment(src, dst, sport, dport, seq, ack, flags, payload=b"", opts=b""):
+    off = (20 + len(opts)) // 4
+    hdr = struct.pack("!HHIIBBHHH", sport, dport, seq, ack, off << 4, flags, 64240, 0, 0) + opts
+    pseudo = socket.inet_aton(src) + socket.inet_aton(dst) + struct.pack(
+        "!BBH", 0, socket.IPPROTO_TCP, len(hdr) + len(payload))
+    c = csum(pseudo + hdr + payload)
+    return hdr[:16] + struct.pack("!H", c) + hdr[18:] + payload
+
+
+def receive(sock, src, sport, dport, want, timeout):
+    """The next segment from src:sport to dport whose flags satisfy want, or None."""
+    end = time.monotonic() + timeout
+    while True:
+        left = end - time.monotonic()
+        if left <= 0:
+            return None
+        sock.settimeout(left)
+        try:
+            pkt = sock.recv(65535)
+        except socket.timeout:
+            return None
+        ihl = (pkt[0] & 0x0F) * 4
+        if socket.inet_ntoa(pkt[12:16]) != src:
+            continue
+        sp, dp, seq, ack, _, flags = struct.unpack("!HHIIBB", pkt[ihl:ihl + 14])
+        if sp == sport and dp == dport and want(flags):
+            return seq, ack, flags
+
+
+def bad_ack_in_syn_recv(a):
+    sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_TCP)
+    isn = 0x10000000
+    mss = b"\x02\x04\x05\xb4"
+
+    def send(seq, ack, flags, payload=b"", opts=b""):
+        sock.sendto(segment(a.src, a.dst, a.sport, a.dport, seq, ack, flags, payload, opts),
+                    (a.dst, 0))
+
+    send(isn, 0, SYN, opts=mss)
+    got = receive(sock, a.dst, a.dport, a.sport, lambda f: f & (SYN | ACK) == SYN | ACK, 3)
+    if not got:
+        print("synack1 none")
+        return 1
+    first = got[0]
+    print("synack1", first)
+    # Acknowledges far past the host's SYN: unacceptable in SYN-RECV.
+    send(isn + 1, (first + 1 + 0x01000000) & 0xFFFFFFFF, ACK)
+    got = receive(sock, a.dst, a.dport, a.sport, lambda f: f & RST, 2)
+    print("rst", "none" if not got else "0x%02x %d" % (got[2], got[0]))
+    got = receive(sock, a.dst, a.dport, a.sport, lambda f: f & (SYN | ACK) == SYN | ACK, 6)
+    print("synack2", got[0] if got else "none")
+    # Completes the handshake the first SYN-ACK began, then sends data.
+    send(isn + 1, (first + 1) & 0xFFFFFFFF, ACK)
+    send(isn + 1, (first + 1) & 0xFFFFFFFF, PSH | ACK, b"hello")
+    got = receive(sock, a.dst, a.dport, a.sport,
+                  lambda f: f & (ACK | RST) == ACK and not f & SYN, 3)
+    print("data_acked", "yes" if got and got[1] == isn + 1 + 5 else "no")
+    return 0
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("mode", choices=["bad-ack-in-syn-recv"])
+    p.add_argument("--src", required=True)
+    p.add_argument("--dst", required=True)
+    p.add_argument("--sport", type=int, required=True)
+    p.add_argument("--dport", type=int, required=True)
+    a = p.parse_args()
+    return bad_ack_in_syn_recv(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
