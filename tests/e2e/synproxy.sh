@@ -128,6 +128,39 @@ test_synproxy_server_speaks_first() {
 	assert_eq "$(isng_counter cookie_handshake_to_stack)" 1 "cookie_handshake_to_stack"
 }
 
+# Data on the ACK that completes a cookie handshake reaches the application:
+# a hand-made client (tcp_craft.py) puts 11 bytes on its third ACK.
+test_synproxy_data_on_the_third_ack_reaches_the_application() {
+	local sport=40888 acked got
+	require_cmd python3
+	sp_setup
+	# B's own stack has no socket for the hand-made connection: keep it quiet.
+	in_ns "$NS_B" nft -f - <<-EOF || fail "nft rule in $NS_B"
+	table inet isng_e2e_craft {
+		chain output {
+			type filter hook output priority 0; policy accept;
+			tcp sport $sport tcp flags rst drop
+		}
+	}
+	EOF
+	bg_start server "$NS_A" python3 -c "
+import socket
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('$A4', $SP_PORT)); s.listen(8); s.settimeout(20)
+c, _ = s.accept(); c.settimeout(5); print(c.recv(100).decode(), end='')"
+	wait_listen "$NS_A" "$SP_PORT"
+	in_ns "$NS_B" python3 "$E2E_DIR/tcp_craft.py" data-on-third-ack --src "$B4" --dst "$A4" \
+		--sport $sport --dport "$SP_PORT" >"$E2E_WORK/craft.out" 2>&1 ||
+		fail "tcp_craft.py: $(tail -n 3 "$E2E_WORK/craft.out")"
+	bg_wait server
+	sed 's/^/# craft: /' "$E2E_WORK/craft.out"
+	acked=$(awk '$1 == "data_acked" {print $2}' "$E2E_WORK/craft.out")
+	got=$(cat "$E2E_WORK/server.out")
+	assert_eq "$acked" yes "A acknowledged the data on the third ACK"
+	assert_eq "$got" "third-ack!" "what the application read"
+	assert_eq "$(isng_counter cookie_handshake_to_stack)" 1 "cookie_handshake_to_stack"
+}
+
 # A spoofed-SYN flood at A's port while B completes 1000 connections: all of
 # them succeed, and A's own SYN queue never sees a SYN.
 test_synproxy_flood_while_1000_connections_succeed() {

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Hand-made TCP segments for end-to-end cases no real stack produces on demand.
 
-Usage: tcp_craft.py bad-ack-in-syn-recv --src ADDR --dst ADDR --dport PORT --sport PORT
+Usage: tcp_craft.py MODE --src ADDR --dst ADDR --dport PORT --sport PORT
 
 Plays the peer of a listening host (IPv4, raw socket; the caller keeps the
 local stack from answering, e.g. by dropping its RSTs): sends a SYN, answers
@@ -11,6 +11,10 @@ keeps the handshake, RFC 9293 section 3.10.7.4), waits for the retransmitted
 SYN-ACK, then completes the handshake by acknowledging the FIRST SYN-ACK and
 sends 5 data bytes. Prints one "name value" line per observation:
   synack1 SEQ / rst FLAGS SEQ / synack2 SEQ / data_acked yes|no
+
+data-on-third-ack: sends a SYN, and on the SYN-ACK completes the handshake
+with an ACK that carries 11 bytes of data ("third-ack!\n"), as TCP allows and
+a SYN cookie's ACK must survive. Prints: synack SEQ / data_acked yes|no.
 """
 import argparse
 import socket
@@ -90,14 +94,38 @@ def bad_ack_in_syn_recv(a):
     return 0
 
 
+def data_on_third_ack(a):
+    sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_TCP)
+    isn = 0x20000000
+    payload = b"third-ack!\n"
+
+    def send(seq, ack, flags, data=b"", opts=b""):
+        sock.sendto(segment(a.src, a.dst, a.sport, a.dport, seq, ack, flags, data, opts),
+                    (a.dst, 0))
+
+    send(isn, 0, SYN, opts=b"\x02\x04\x05\xb4")
+    got = receive(sock, a.dst, a.dport, a.sport, lambda f: f & (SYN | ACK) == SYN | ACK, 3)
+    if not got:
+        print("synack none")
+        return 1
+    print("synack", got[0])
+    send(isn + 1, (got[0] + 1) & 0xFFFFFFFF, PSH | ACK, payload)
+    got = receive(sock, a.dst, a.dport, a.sport,
+                  lambda f: f & (ACK | RST) == ACK and not f & SYN, 3)
+    print("data_acked", "yes" if got and got[1] == isn + 1 + len(payload) else "no")
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["bad-ack-in-syn-recv"])
+    p.add_argument("mode", choices=["bad-ack-in-syn-recv", "data-on-third-ack"])
     p.add_argument("--src", required=True)
     p.add_argument("--dst", required=True)
     p.add_argument("--sport", type=int, required=True)
     p.add_argument("--dport", type=int, required=True)
     a = p.parse_args()
+    if a.mode == "data-on-third-ack":
+        return data_on_third_ack(a)
     return bad_ack_in_syn_recv(a)
 
 
