@@ -161,6 +161,31 @@ c, _ = s.accept(); c.settimeout(5); print(c.recv(100).decode(), end='')"
 	assert_eq "$(isng_counter cookie_handshake_to_stack)" 1 "cookie_handshake_to_stack"
 }
 
+# A listener that does not accept: once its queue is full, a valid cookie ACK
+# would be dropped by the kernel without a trace, so the filter drops it and
+# counts it (cookie_ack_queue_full); the client retransmits.
+test_synproxy_full_accept_queue_is_counted() {
+	local full
+	require_cmd python3
+	sp_setup
+	bg_start server "$NS_A" python3 -c "
+import socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('$A4', $SP_PORT)); s.listen(1); time.sleep(30)"
+	wait_listen "$NS_A" "$SP_PORT"
+	in_ns "$NS_B" python3 -c "
+import socket
+conns = []
+for i in range(6):
+    c = socket.socket(); c.setblocking(False)
+    c.connect_ex(('$A4', $SP_PORT)); conns.append(c)
+import time; time.sleep(2)"
+	full=$(isng_counter cookie_ack_queue_full)
+	assert_ge "$full" 1 "cookie ACKs dropped for a full accept queue"
+	assert_eq "$(in_ns "$NS_A" ss -Hltn "sport = :$SP_PORT" | awk '{print $2}')" 2 \
+		"connections in the listener's queue (backlog 1 holds 2)"
+}
+
 # A spoofed-SYN flood at A's port while B completes 1000 connections: all of
 # them succeed, and A's own SYN queue never sees a SYN.
 test_synproxy_flood_while_1000_connections_succeed() {
