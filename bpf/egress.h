@@ -42,13 +42,12 @@ static __always_inline struct flow_state *egress_flow_start(const struct flow_ke
 		st->seq_delta = wire_isn - host_isn;
 		st->host_isn = host_isn;
 		st->wire_isn = wire_isn;
-		st->flags = open_flag | acked | (st->flags & FLOW_F_TIMER);
+		st->flags = open_flag | acked;
 		st->hash = hash;
 		st->host_ack = host_ack;
 		st->host_snd_nxt = snd_nxt;
 		st->created_ns = now;
 		st->last_seen_ns = now;
-		flow_timer_arm(st);
 		stat_inc(STAT_FLOW_REUSED);
 		return st;
 	}
@@ -70,7 +69,7 @@ static __always_inline struct flow_state *egress_flow_start(const struct flow_ke
 	st = bpf_map_lookup_elem(&isn_opening, fk);
 	if (!st)
 		return NULL;
-	flow_timer_init(st, &isn_opening);
+	flow_sweeper_ensure();
 	stat_inc(STAT_FLOW_CREATED);
 	return st;
 }

@@ -3,16 +3,17 @@
  * The flow tables, shared by egress and ingress and keyed by the connection
  * as the protected host sees it: isn_opening holds handshakes, isn_flows the
  * connections the peer has acknowledged (include/isnguard.h says why they
- * are apart). A flow moves from one to the other once. Each entry carries a bpf_timer
- * that removes it once it has been idle longer than its phase allows, so
- * closed flows never pile up waiting for LRU pressure. An LRU eviction of a
- * live entry cannot be seen here; userspace derives it from the counters
- * (flow_created - flow_expired - entries present).
+ * are apart). A flow moves from one to the other once. One timer, the
+ * sweeper, walks both tables and removes every entry idle longer than its
+ * phase allows, so closed flows never pile up waiting for LRU pressure. An
+ * LRU eviction of a live entry cannot be seen here; userspace derives it
+ * from the counters (flow_created - flow_expired - entries present).
  */
 #ifndef ISNGUARD_BPF_FLOW_H
 #define ISNGUARD_BPF_FLOW_H
 
 #include <bpf/bpf_helpers.h>
+#include "compiler.h"
 #include "config.h"
 #include "isnguard.h"
 #include "stats.h"
@@ -103,82 +104,92 @@ static __always_inline __u64 flow_timeout_ns(__u32 flags)
 	}
 }
 
-/* Timer callback: expire the entry, or sleep until it could be idle long enough. */
-static int flow_timer_fire(void *map, struct flow_key *key, struct flow_state *st)
-{
-	__u64 timeout = flow_timeout_ns(st->flags);
-	__u64 now = bpf_ktime_get_coarse_ns();
-	__s64 idle = (__s64)(now - st->last_seen_ns);
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct flow_sweeper);
+} isn_sweeper SEC(".maps");
 
-	if (idle >= (__s64)timeout) {
-		/* A moved entry's flow lives on in isn_flows: no expiry to count. */
-		if (bpf_map_delete_elem(map, key) == 0 && !(st->flags & FLOW_F_MOVED))
-			stat_inc(STAT_FLOW_EXPIRED);
-		return 0;
-	}
-	if (idle < 0)
-		idle = 0;
-	bpf_timer_start(&st->timer, timeout - idle, 0);
+struct flow_sweep {
+	__u64 now;
+};
+
+/* One entry of a flow table: gone once idle past its phase's timeout. */
+static long flow_sweep_one(void *map, const struct flow_key *key, struct flow_state *st,
+			   struct flow_sweep *sweep)
+{
+	__s64 idle = (__s64)(sweep->now - st->last_seen_ns);
+
+	if (idle >= (__s64)flow_timeout_ns(st->flags) && bpf_map_delete_elem(map, key) == 0 &&
+	    !(st->flags & FLOW_F_MOVED))	/* a moved entry's flow lives on in isn_flows */
+		stat_inc(STAT_FLOW_EXPIRED);
 	return 0;
 }
 
-/* Arms the entry's timer for its current phase. */
-static __always_inline void flow_timer_arm(struct flow_state *st)
+static __always_inline __u64 flow_sweep_interval_ns(void)
 {
-	if (bpf_timer_start(&st->timer, flow_timeout_ns(st->flags), 0))
-		stat_inc(STAT_FLOW_TIMER_ERROR);
+	struct isn_config *cfg = config_get();
+	__u32 ms = cfg && cfg->sweep_interval_ms ? cfg->sweep_interval_ms : ISN_SWEEP_INTERVAL_MS;
+
+	return (__u64)ms * 1000000ULL;
+}
+
+static int flow_sweeper_fire(void *map __maybe_unused, __u32 *key __maybe_unused,
+			     struct flow_sweeper *sw)
+{
+	struct flow_sweep sweep = { .now = bpf_ktime_get_coarse_ns() };
+
+	bpf_for_each_map_elem(&isn_opening, flow_sweep_one, &sweep, 0);
+	bpf_for_each_map_elem(&isn_flows, flow_sweep_one, &sweep, 0);
+	bpf_timer_start(&sw->timer, flow_sweep_interval_ns(), 0);
+	return 0;
 }
 
 /*
- * Timer set-up of an entry of map (isn_flows or isn_opening). It allocates,
- * and the allocation can fail now and then in softirq context (-ENOMEM
- * seen on 6.18): FLOW_F_TIMER records success, and flow_note retries on
- * the flow's next packet, so no entry is left without its expiry.
+ * Starts the sweeper if nothing has yet (called where flows are created).
+ * The timer lives in a pinned map, so it outlives reloads with kept state;
+ * it goes with the state.
  */
-static __always_inline void flow_timer_init(struct flow_state *st, void *map)
+static __always_inline void flow_sweeper_ensure(void)
 {
-	long err = bpf_timer_init(&st->timer, map, CLOCK_MONOTONIC);
+	__u32 zero = 0;
+	struct flow_sweeper *sw = bpf_map_lookup_elem(&isn_sweeper, &zero);
+	long err;
 
-	/* -EBUSY: set up already, by a retry racing on another CPU. */
-	if ((err && err != -EBUSY) || bpf_timer_set_callback(&st->timer, flow_timer_fire)) {
+	if (!sw || sw->armed)
+		return;
+	err = bpf_timer_init(&sw->timer, &isn_sweeper, CLOCK_MONOTONIC);
+	/* -EBUSY: set up already, by a first flow racing on another CPU. */
+	if ((err && err != -EBUSY) || bpf_timer_set_callback(&sw->timer, flow_sweeper_fire) ||
+	    bpf_timer_start(&sw->timer, flow_sweep_interval_ns(), 0)) {
 		stat_inc(STAT_FLOW_TIMER_ERROR);
 		return;
 	}
-	__sync_fetch_and_or(&st->flags, FLOW_F_TIMER);
-	flow_timer_arm(st);
+	sw->armed = 1;
 }
 
 /*
  * Records what a segment showed. Each bit is set once, atomically, so the
- * egress and ingress programs on different CPUs cannot undo each other. A
- * phase change re-arms the timer, so a closed flow goes in closed-timeout
- * time, not after the established timeout it was armed with.
+ * egress and ingress programs on different CPUs cannot undo each other. The
+ * phase the bits give is what the sweeper measures the idle time against.
  */
-static __always_inline void flow_note(struct flow_state *st, void *map, __u32 new_flags,
-				      __u64 now)
+static __always_inline void flow_note(struct flow_state *st, void *map __maybe_unused,
+				      __u32 new_flags, __u64 now)
 {
-	__u32 old;
-
 	/* Signed: the coarse clock may lag the precise one the entry was created with. */
 	if ((__s64)(now - st->last_seen_ns) > (__s64)FLOW_TOUCH_NS)
 		st->last_seen_ns = now;
-	if (!(st->flags & FLOW_F_TIMER))
-		flow_timer_init(st, map);
-	if ((st->flags & new_flags) == new_flags)
-		return;
-	/* The value before this OR, not an earlier read: the other direction may have just set bits. */
-	old = __sync_fetch_and_or(&st->flags, new_flags);
-	if (flow_phase_of(old) != flow_phase_of(old | new_flags))
-		flow_timer_arm(st);
+	if ((st->flags & new_flags) != new_flags)
+		__sync_fetch_and_or(&st->flags, new_flags);
 }
 
 /*
  * The handshake is done: the flow leaves the handshake table for the flow
- * table, with a timer of its own there. The old entry is not deleted: LRU
- * elements are reused at once, and another CPU may still hold a pointer to
- * it. Marked moved, it goes when its timer fires a second later; lookups
- * find the new entry first. On failure the flow stays where it is,
- * established, and lives on as before.
+ * table. The old entry is not deleted: LRU elements are reused at once, and
+ * another CPU may still hold a pointer to it. Marked moved, it lingers a
+ * second and the sweeper takes it; lookups find the new entry first. On
+ * failure the flow stays where it is, established, and lives on as before.
  */
 static __always_inline void flow_promote(const struct flow_key *fk, struct flow_state *st,
 					 __u32 seen, __u64 now)
@@ -187,23 +198,19 @@ static __always_inline void flow_promote(const struct flow_key *fk, struct flow_
 		.seq_delta = st->seq_delta,
 		.host_isn = st->host_isn,
 		.wire_isn = st->wire_isn,
-		.flags = (st->flags | seen) & ~(FLOW_F_MOVED | FLOW_F_TIMER),
+		.flags = (st->flags | seen) & ~FLOW_F_MOVED,
 		.hash = st->hash,
 		.host_ack = st->host_ack,
 		.host_snd_nxt = st->host_snd_nxt,
 		.created_ns = st->created_ns,
 		.last_seen_ns = now,
 	};
-	struct flow_state *entry;
-
-	if (bpf_map_update_elem(&isn_flows, fk, &moved, BPF_NOEXIST) ||
-	    !(entry = bpf_map_lookup_elem(&isn_flows, fk))) {
+	if (bpf_map_update_elem(&isn_flows, fk, &moved, BPF_NOEXIST)) {
 		flow_note(st, &isn_opening, seen, now);
 		return;
 	}
-	flow_timer_init(entry, &isn_flows);
+	st->last_seen_ns = now;
 	__sync_fetch_and_or(&st->flags, FLOW_F_MOVED);
-	bpf_timer_start(&st->timer, FLOW_MOVED_LINGER_NS, 0);
 	stat_inc(STAT_FLOW_PROMOTED);
 }
 

@@ -79,7 +79,8 @@ struct isn_config {
 	 * valid for a cookie lifetime after it (include: COOKIE_SLOT_SHIFT).
 	 */
 	__u32 key_gen;
-	__u32 pad;
+	/* How often the sweeper walks the flow tables (0: ISN_SWEEP_INTERVAL_MS); see the loader. */
+	__u32 sweep_interval_ms;
 	__u64 key_rotated_ns;
 };
 
@@ -109,7 +110,7 @@ enum flow_flag {
 	FLOW_F_RST_REMOTE_OK = 1 << 7,
 	FLOW_F_HOST_ACKED = 1 << 8,	/* host_ack holds the host's latest ack */
 	FLOW_F_MOVED = 1 << 9,		/* this handshake entry was promoted; it lingers briefly */
-	FLOW_F_TIMER = 1 << 10,		/* the entry's timer is set up (see flow_timer_init) */
+	FLOW_F_TIMER = 1 << 10,		/* retired: entries had timers of their own before the sweeper */
 };
 
 enum flow_phase {
@@ -162,9 +163,23 @@ struct flow_state {
 	__u32 host_snd_nxt;
 	__u32 pad;
 	__u64 created_ns;
-	__u64 last_seen_ns;
-	struct bpf_timer timer;	/* expires the entry after its phase's idle timeout */
+	__u64 last_seen_ns;	/* the sweeper removes the entry once idle past its phase's timeout */
 };
+
+/*
+ * One timer for all flows (map isn_sweeper, one entry): every
+ * sweep_interval_ms it walks both flow tables and removes what has been
+ * idle longer than its phase allows. One timer instead of one per flow: a
+ * new flow costs only its insert, and nothing is left without expiry when
+ * a timer allocation fails under a SYN flood.
+ */
+struct flow_sweeper {
+	struct bpf_timer timer;
+	__u32 armed;		/* set once the timer runs */
+	__u32 pad;
+};
+
+#define ISN_SWEEP_INTERVAL_MS 1000
 
 /*
  * Per-CPU counters (map isn_stats), one per datapath decision plus flow
@@ -198,7 +213,7 @@ struct flow_state {
 	X(STAT_FLOW_EXPIRED,		"flow_expired")			\
 	X(STAT_FLOW_REMOVED,		"flow_removed")			\
 	X(STAT_FLOW_PROMOTED,		"flow_promoted")		\
-	X(STAT_FLOW_TIMER_ERROR,	"flow_timer_error")		\
+	X(STAT_FLOW_TIMER_ERROR,	"flow_timer_error")	/* the sweeper's */ \
 	/* SYN cookies (bpf/synproxy.h): XDP decisions on SYNs */	\
 	X(STAT_SYN_SEEN,		"syn_seen")			\
 	X(STAT_COOKIE_SENT,		"cookie_sent")			\
@@ -273,6 +288,7 @@ struct link_info {
 #define ISN_MAP_SYNPROXY "isn_synproxy"
 #define ISN_MAP_SYNPROXY_PORTS "isn_synproxy_ports"
 #define ISN_MAP_SYN_RATE "isn_syn_rate"
+#define ISN_MAP_SWEEPER "isn_sweeper"
 #define ISN_DEFAULT_MAX_FLOWS 262144
 /*
  * Handshakes wait in a table of their own (isn_opening, same key and value)

@@ -122,6 +122,25 @@ bool dp_set_key(const struct isn_key *key)
 	return true;
 }
 
+static bool map_clear(int fd)
+{
+	struct flow_key key;
+
+	/* Always the first key: each one deleted, the walk starts over. */
+	while (!bpf_map_get_next_key(fd, NULL, &key))
+		if (bpf_map_delete_elem(fd, &key) && errno != ENOENT) {
+			FAIL("clear flow table: %s", strerror(errno));
+			return false;
+		}
+	return true;
+}
+
+bool dp_flows_clear(void)
+{
+	return map_clear(bpf_map__fd(skel->maps.isn_flows)) &&
+	       map_clear(bpf_map__fd(skel->maps.isn_opening));
+}
+
 bool dp_set_key_slot(uint32_t slot, const struct isn_key *key)
 {
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.isn_key), &slot, key, BPF_ANY)) {

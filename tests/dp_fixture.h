@@ -56,6 +56,9 @@ bool dp_set_key_slot(uint32_t slot, const struct isn_key *key);
 /* The auto-mode rate record of a port. */
 bool dp_set_syn_rate(uint16_t port, const struct syn_rate *rate);
 
+/* Empties both flow tables, so a test sees only its own flows (the sweeper takes every idle one). */
+bool dp_flows_clear(void);
+
 /* Sum over CPUs of one counter. */
 uint64_t dp_stat(enum isn_stat stat);
 

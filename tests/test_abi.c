@@ -88,7 +88,7 @@ TEST(test_abi_isn_config_matches_btf)
 		MEMBER(isn_config, hash), MEMBER(isn_config, flags),
 		MEMBER(isn_config, timeout_opening), MEMBER(isn_config, timeout_established),
 		MEMBER(isn_config, timeout_closing), MEMBER(isn_config, timeout_closed),
-		MEMBER(isn_config, key_gen), MEMBER(isn_config, pad),
+		MEMBER(isn_config, key_gen), MEMBER(isn_config, sweep_interval_ms),
 		MEMBER(isn_config, key_rotated_ns),
 	};
 
@@ -118,10 +118,19 @@ TEST(test_abi_flow_state_matches_btf)
 		MEMBER(flow_state, wire_isn), MEMBER(flow_state, flags), MEMBER(flow_state, hash),
 		MEMBER(flow_state, host_ack), MEMBER(flow_state, host_snd_nxt),
 		MEMBER(flow_state, pad), MEMBER(flow_state, created_ns),
-		MEMBER(flow_state, last_seen_ns), MEMBER(flow_state, timer),
+		MEMBER(flow_state, last_seen_ns),
 	};
 
-	check_struct(DATAPATH_OBJ, "flow_state", sizeof(struct flow_state), members, 11);
+	check_struct(DATAPATH_OBJ, "flow_state", sizeof(struct flow_state), members, 10);
+}
+
+TEST(test_abi_flow_sweeper_matches_btf)
+{
+	static const struct abi_member members[] = {
+		MEMBER(flow_sweeper, timer), MEMBER(flow_sweeper, armed), MEMBER(flow_sweeper, pad),
+	};
+
+	check_struct(DATAPATH_OBJ, "flow_sweeper", sizeof(struct flow_sweeper), members, 3);
 }
 
 TEST(test_abi_link_records_match_btf)
@@ -184,7 +193,8 @@ TEST(test_abi_structs_have_no_implicit_padding)
 	ASSERT_EQ(sizeof(struct isn_config), 8 * 4 + 8, "isn_config size");
 	ASSERT_EQ(sizeof(struct synproxy_config), 6 * 4, "synproxy_config size");
 	ASSERT_EQ(sizeof(struct syn_rate), 8 + 2 * 4, "syn_rate size");
-	ASSERT_EQ(sizeof(struct flow_state), 8 * 4 + 2 * 8 + 16, "flow_state size");
+	ASSERT_EQ(sizeof(struct flow_state), 8 * 4 + 2 * 8, "flow_state size");
+	ASSERT_EQ(sizeof(struct flow_sweeper), 16 + 2 * 4, "flow_sweeper size");
 	ASSERT_EQ(sizeof(struct link_key), 8 + 4 + 4, "link_key size");
 	ASSERT_EQ(sizeof(struct link_info), 16 + 4 * 4 + 8, "link_info size");
 }

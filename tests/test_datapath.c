@@ -1053,8 +1053,13 @@ static void check_flow_expires(bool closed, int family)
 	struct flow_key fk;
 	uint64_t expired;
 
-	/* 1 s for the phase under test, an hour for the others. */
-	if (!dp_setup() || !dp_set_timeouts(closed ? 3600 : 1, 3600, 3600, closed ? 1 : 3600))
+	/*
+	 * 1 s for the phase under test, an hour for the others. The sweeper
+	 * applies the timeouts to every entry, so the tables start empty: the
+	 * one expiry counted is this flow's.
+	 */
+	if (!dp_setup() || !dp_flows_clear() ||
+	    !dp_set_timeouts(closed ? 3600 : 1, 3600, 3600, closed ? 1 : 3600))
 		return;
 	expired = dp_stat(STAT_FLOW_EXPIRED);
 	if (!open_flow(family, lport, 80, true, 31337, &st))
@@ -1074,6 +1079,52 @@ TEST(test_closed_flow_expires_after_closed_timeout) { check_flow_expires(true, 4
 TEST(test_unanswered_syn_expires_after_opening_timeout) { check_flow_expires(false, 6); }
 
 /* An established flow with traffic outlives its timeout; its entry is touched, not re-created. */
+/*
+ * Many flows created back to back all expire: expiry no longer hangs on a
+ * timer allocated per flow (under a 150k SYN/s flood nearly every one of
+ * those failed, and the entry was left with no expiry at all).
+ */
+TEST(test_flows_created_in_a_burst_all_expire)
+{
+	enum { BURST = 200 };	/* under the handshake table's size */
+	int created = 0;
+	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN];
+	uint64_t expired, timer_errors;
+	size_t in_len, out_len;
+	struct flow_key fks[BURST];
+	struct flow_state st;
+	struct pkt_spec s;
+	uint32_t verdict;
+	int left = BURST;
+
+	if (!dp_setup() || !dp_flows_clear() || !dp_set_timeouts(1, 3600, 3600, 3600))
+		return;
+	expired = dp_stat(STAT_FLOW_EXPIRED);
+	timer_errors = dp_stat(STAT_FLOW_TIMER_ERROR);
+	for (int i = 0; i < BURST; i++) {
+		host_segment(&s, i & 1 ? 6 : 4, fresh_port(), 443, TH_SYN | TH_ACK, 1000 + i, 77);
+		in_len = pkt_build(&s, in, sizeof(in));
+		if (!dp_run(DP_TC_EGRESS, in, in_len, out, &out_len, &verdict))
+			goto out;
+		dp_flow_key_of(&s, true, &fks[i]);
+	}
+	/* The LRU may evict a few before the table is full: count what is there. */
+	for (int i = 0; i < BURST; i++)
+		created += dp_flow_get(&fks[i], &st);
+	ASSERT_TRUE(created > BURST / 2, "most of the burst's flows in the table");
+	for (int waited = 0; waited < 4000 && left; waited += 100) {
+		usleep(100000);
+		left = 0;
+		for (int i = 0; i < BURST; i++)
+			left += dp_flow_get(&fks[i], &st);
+	}
+	ASSERT_EQ(left, 0, "flows of the burst still present 4 s after a 1 s timeout");
+	ASSERT_EQ(dp_stat(STAT_FLOW_EXPIRED), expired + created, "flow_expired");
+	ASSERT_EQ(dp_stat(STAT_FLOW_TIMER_ERROR), timer_errors, "flow_timer_error");
+out:
+	dp_restore_config();
+}
+
 TEST(test_active_flow_is_not_expired)
 {
 	uint16_t lport = fresh_port();

@@ -28,7 +28,7 @@
 
 static const char *const pinned_maps[] = {
 	ISN_MAP_FLOWS, ISN_MAP_OPENING, ISN_MAP_CONFIG, ISN_MAP_KEY, ISN_MAP_STATS, ISN_MAP_LINKS,
-	ISN_MAP_SYNPROXY, ISN_MAP_SYNPROXY_PORTS, ISN_MAP_SYN_RATE,
+	ISN_MAP_SYNPROXY, ISN_MAP_SYNPROXY_PORTS, ISN_MAP_SYN_RATE, ISN_MAP_SWEEPER,
 };
 
 uint64_t netns_inode(void)
@@ -170,7 +170,19 @@ static int pinned_max_flows(uint32_t *max_flows)
 }
 
 /* Defaults on a fresh table; on kept state only the hash, when asked for. */
-static int write_config(struct isnguard *skel, int hash, bool fresh)
+/*
+ * The sweeper walks every bucket of both tables, so a larger table is swept
+ * less often: once a second up to 256 Ki entries, then a second more per
+ * 256 Ki (a walk costs a few ns per bucket).
+ */
+static uint32_t sweep_interval_ms(uint32_t max_flows)
+{
+	uint32_t per = 262144;
+
+	return ISN_SWEEP_INTERVAL_MS * (max_flows / per + (max_flows % per ? 1 : 0));
+}
+
+static int write_config(struct isnguard *skel, int hash, bool fresh, uint32_t max_flows)
 {
 	int fd = bpf_map__fd(skel->maps.isn_config);
 	struct isn_config cfg = { 0 };
@@ -184,6 +196,7 @@ static int write_config(struct isnguard *skel, int hash, bool fresh)
 		cfg.timeout_established = ISN_DEFAULT_TIMEOUT_ESTABLISHED;
 		cfg.timeout_closing = ISN_DEFAULT_TIMEOUT_CLOSING;
 		cfg.timeout_closed = ISN_DEFAULT_TIMEOUT_CLOSED;
+		cfg.sweep_interval_ms = sweep_interval_ms(max_flows);
 	}
 	if (hash >= 0)
 		cfg.hash = (uint32_t)hash;
@@ -311,7 +324,7 @@ static bool link_programs_exist(const struct link_info *info)
  * Whether a record no longer stands for an attachment. In this network
  * namespace that is asked of the interface itself (deleted interfaces take
  * their programs with them); elsewhere, of the programs it recorded, which
- * outlive their interface only while flow timers hold them.
+ * outlive their interface only while the sweeper's timer holds them.
  */
 static bool link_is_stale(int fd, const struct link_key *key, uint64_t here)
 {
@@ -705,7 +718,7 @@ static int attach_locked(const struct attach_request *req, int ifindex)
 	/* Key and mode before egress attaches: no SYN may leave with an unset key. */
 	err = fresh ? write_fresh_key(skel) : 0;
 	if (!err)
-		err = write_config(skel, req->hash, fresh);
+		err = write_config(skel, req->hash, fresh, max_flows);
 	if (err) {
 		cli_error("attach %s: initialise key and config: %s", req->ifname, strerror(-err));
 		goto undo;
