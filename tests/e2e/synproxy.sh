@@ -19,6 +19,13 @@ FLOOD_NET6=fd00:200:9::/120
 
 # The topology with the SYN proxy on A's port (extra attach options in "$@").
 sp_setup() {
+	sp_topology
+	isng_attach "$IF_A" --synproxy "$SP_PORT" "$@"
+	isng key set --from-file "$E2E_WORK/key" || fail "isng key set"
+}
+
+# The topology and M's flood set-up, nothing attached.
+sp_topology() {
 	[ -x "$SYN_FLOOD" ] || fail "no $SYN_FLOOD (make build/syn_flood)"
 	[ -f "$XDP_PASS_OBJ" ] || fail "no $XDP_PASS_OBJ (make)"
 	topo_up
@@ -38,8 +45,6 @@ sp_setup() {
 	EOF
 	in_ns "$NS_A" sysctl -qw net.ipv4.tcp_syncookies=1
 	KEY=$(new_key_file "$E2E_WORK/key")
-	isng_attach "$IF_A" --synproxy "$SP_PORT" "$@"
-	isng key set --from-file "$E2E_WORK/key" || fail "isng key set"
 }
 
 # The flood: syn_flood on M's side of the A-M link. Args: FAMILY TYPE SECONDS COUNT [RATE].
@@ -306,6 +311,25 @@ test_synproxy_attach_refused_without_tcp_syncookies() {
 	rc=0
 	isng attach "$IF_A" --synproxy 80,9x >/dev/null 2>&1 || rc=$?
 	assert_eq "$rc" 2 "exit status of a bad port list"
+}
+
+# Without the SYN proxy, A answers a spoofed flood itself and every SYN-ACK
+# makes a handshake entry. Each used to arm a timer of its own, and under
+# such a flood nearly every timer allocation failed (flow_timer_error rose
+# with flow_created), leaving entries with no expiry. With the sweeper none
+# is set up per flow.
+test_flood_without_synproxy_every_entry_keeps_its_expiry() {
+	local created errors
+	sp_topology
+	ip -n "$NS_A" route add 10.200.9.0/24 via "$M4A"	# A's SYN-ACKs to the spoofed sources
+	isng_attach "$IF_A"
+	bg_start server "$NS_A" "$TCP_XFER" server --listen "$A4:$SP_PORT" --timeout 20
+	wait_listen "$NS_A" "$SP_PORT"
+	log "flood: $(sp_flood 4 syn 3 600000)"
+	created=$(isng_counter flow_created)
+	errors=$(isng_counter flow_timer_error)
+	assert_ge "$created" 50000 "handshake entries made by A's SYN-ACKs during the flood"
+	assert_eq "$errors" 0 "flow_timer_error"
 }
 
 # `isnguard synproxy PORT` switches it on live on an interface attached
