@@ -39,6 +39,21 @@
 #define NEXTHDR_SHIM6 140
 #define NEXTHDR_EXP1 253
 #define NEXTHDR_EXP2 254
+#define IPV6_TLV_JUMBO 0xC2
+
+/*
+ * IPv6 BIG TCP on kernels before 7.0: GSO and GRO skbs over 64 KiB carry
+ * payload length 0 and this Hop-by-Hop header, holding only the Jumbo
+ * Payload option (RFC 2675) with the length from the end of the fixed
+ * header. Kernels from 7.0 leave it out and go by the skb length.
+ */
+struct ipv6_jumbo_hbh {
+	__u8 nexthdr;
+	__u8 hdrlen;		/* 0: 8 bytes */
+	__u8 tlv_type;		/* IPV6_TLV_JUMBO */
+	__u8 tlv_len;		/* 4 */
+	__be32 jumbo_payload_len;
+};
 
 /* TCP flags in byte 13 of the header. */
 #define TCPF_FIN 0x01
@@ -100,21 +115,35 @@ static __always_inline int parse_ip(const struct ctx *c, __u32 off, __u16 eth_pr
 			return STAT_PASS_TRUNCATED;
 	} else if (eth_proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6h = ctx_ptr(c, off, IPV6_HLEN);
+		__u8 nexthdr;
 
 		if (!ip6h)
 			return STAT_PASS_TRUNCATED;
 		if (ip6h->version != 6)
 			return STAT_PASS_TRUNCATED;
-		if (ip6h->nexthdr == NEXTHDR_FRAGMENT)
-			return STAT_PASS_FRAGMENT;
-		if (ipv6_is_exthdr(ip6h->nexthdr))
-			return STAT_PASS_IPV6_EXTHDR;
-		pkt->family = FLOW_FAMILY_IPV6;
-		pkt->proto = ip6h->nexthdr;
+		nexthdr = ip6h->nexthdr;
 		pkt->l4_off = off + IPV6_HLEN;
 		ip_end = pkt->l4_off + bpf_ntohs(ip6h->payload_len);
 		if (!ip6h->payload_len && c->kind == CTX_SKB)
 			ip_end = ctx_skb_len(c);	/* BIG TCP over IPv6, as over IPv4 */
+		if (!ip6h->payload_len && nexthdr == NEXTHDR_HOP) {
+			struct ipv6_jumbo_hbh *jumbo = ctx_ptr(c, pkt->l4_off, sizeof(*jumbo));
+
+			if (!jumbo)
+				return STAT_PASS_TRUNCATED;
+			if (jumbo->hdrlen == 0 && jumbo->tlv_type == IPV6_TLV_JUMBO &&
+			    jumbo->tlv_len == 4) {
+				ip_end = pkt->l4_off + bpf_ntohl(jumbo->jumbo_payload_len);
+				nexthdr = jumbo->nexthdr;
+				pkt->l4_off += sizeof(*jumbo);
+			}
+		}
+		if (nexthdr == NEXTHDR_FRAGMENT)
+			return STAT_PASS_FRAGMENT;
+		if (ipv6_is_exthdr(nexthdr))
+			return STAT_PASS_IPV6_EXTHDR;
+		pkt->family = FLOW_FAMILY_IPV6;
+		pkt->proto = nexthdr;
 	} else {
 		return STAT_PASS_NOT_IP;
 	}

@@ -1430,5 +1430,58 @@ static void check_big_tcp_segment(int family)
 	ASSERT_MEMEQ(out, want_frame, len, "seq translated, length field left 0");
 }
 
+/*
+ * IPv6 BIG TCP as kernels before 7.0 build it: payload length 0 and a
+ * Hop-by-Hop header holding only the Jumbo Payload option (0xC2, RFC 2675)
+ * in front of TCP, on GSO skbs leaving (tc egress) and GRO skbs arriving
+ * (tc ingress; XDP too, for the frame format). The seq, or the ack and SACK
+ * edges, must be translated like any other segment's.
+ */
+static void check_big_tcp_hbh_jumbo(bool ingress)
+{
+	static uint8_t payload[600];
+	uint16_t lport = fresh_port();
+	struct flow_state st;
+	struct pkt_spec in, want;
+	uint32_t blocks[1][2];
+
+	if (!dp_setup() || !open_flow(6, lport, 84, true, 880000, &st))
+		return;
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)(i * 7);
+	if (ingress) {
+		peer_segment(&in, 6, lport, 84, TH_ACK | TH_PSH, 0x70000000, st.wire_isn + 3001);
+		blocks[0][0] = st.wire_isn + 5001;
+		blocks[0][1] = st.wire_isn + 6001;
+		pkt_opt_nop(&in);
+		pkt_opt_nop(&in);
+		pkt_opt_sack(&in, (const uint32_t (*)[2])blocks, 1);
+		want = in;
+		want.ack = 880000 + 3001;
+		blocks[0][0] = 880000 + 5001;
+		blocks[0][1] = 880000 + 6001;
+		want.tcp_opts_len = 0;
+		pkt_opt_nop(&want);
+		pkt_opt_nop(&want);
+		pkt_opt_sack(&want, (const uint32_t (*)[2])blocks, 1);
+	} else {
+		host_segment(&in, 6, lport, 84, TH_ACK | TH_PSH, 880001, 1);
+		want = in;
+		want.seq = 880001 + st.seq_delta;
+	}
+	in.ip6_jumbo = want.ip6_jumbo = true;
+	in.payload = want.payload = payload;
+	in.payload_len = want.payload_len = sizeof(payload);
+	if (ingress) {
+		for (size_t p = 0; p < 2; p++)
+			expect_frame(ingress_progs[p], &in, &want, "big_tcp_hbh_jumbo ACK with SACK");
+	} else {
+		expect_frame(DP_TC_EGRESS, &in, &want, "big_tcp_hbh_jumbo data segment");
+	}
+}
+
+TEST(test_big_tcp_hbh_jumbo_segment_translated_on_egress) { check_big_tcp_hbh_jumbo(false); }
+TEST(test_big_tcp_hbh_jumbo_segment_translated_on_ingress) { check_big_tcp_hbh_jumbo(true); }
+
 TEST(test_big_tcp_zero_length_segment_translated_ipv4) { check_big_tcp_segment(4); }
 TEST(test_big_tcp_zero_length_segment_translated_ipv6) { check_big_tcp_segment(6); }
