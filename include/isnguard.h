@@ -187,7 +187,9 @@ struct flow_state {
 	X(STAT_FLOW_EXPIRED,		"flow_expired")			\
 	X(STAT_FLOW_REMOVED,		"flow_removed")			\
 	X(STAT_FLOW_PROMOTED,		"flow_promoted")		\
-	X(STAT_FLOW_TIMER_ERROR,	"flow_timer_error")
+	X(STAT_FLOW_TIMER_ERROR,	"flow_timer_error")		\
+	/* issue 11, rewriting datapath: IPv6 extension headers */	\
+	X(STAT_PASS_IPV6_AH,		"pass_ipv6_ah")
 
 #define ISNGUARD_STAT_ENUM(name, text) name,
 enum isn_stat {
