@@ -33,13 +33,16 @@ enum ctx_kind {
 #define CTX_MAX_OFF 512
 
 /*
- * How many bytes parsing may need linear, the longest case being an NDISC
- * redirect: Ethernet + VLAN + IPv6 + the redirect's fixed part + a target
- * link-layer option (up to 16) + the Redirected Header option's 8 + quoted
- * IPv6 + 8 quoted TCP bytes. An ICMPv4 error needs 14 + 4 + 60 + 8 + 60 + 8,
- * TCP itself at most 14 + 4 + 60 + 60.
+ * How many bytes parsing may need linear: an NDISC redirect takes Ethernet
+ * + VLAN + IPv6 + the redirect's fixed part + a target link-layer option
+ * (up to 16) + the Redirected Header option's 8 + quoted IPv6 + 8 quoted
+ * TCP bytes (170), an ICMPv4 error 14 + 4 + 60 + 8 + 60 + 8, TCP 14 + 4 +
+ * 60 + 60. IPv6 extension headers come on top: this leaves them 96 bytes
+ * before a full TCP header, which covers the usual chains (a segment
+ * routing header of up to 4 segments, or Hop-by-Hop, destination options
+ * and a fragment header); longer ones pass when the skb holds them paged.
  */
-#define CTX_PULL_LEN (14 + 4 + 40 + 40 + 16 + 8 + 40 + 8)
+#define CTX_PULL_LEN (14 + 4 + 40 + 96 + 60)
 
 struct ctx {
 	void *ctx;		/* struct xdp_md * or struct __sk_buff * */

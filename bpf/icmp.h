@@ -94,11 +94,19 @@ static __always_inline int icmp_quoted_flow(const struct ctx *c, const struct pk
 		flow_key_fill(fk, FLOW_FAMILY_IPV4, &iph->saddr, &iph->daddr, th->source, th->dest);
 	} else {
 		struct ipv6hdr *ip6h = ctx_ptr(c, inner_l3, IPV6_HLEN);
+		__u8 nexthdr;
 
-		if (!ip6h || ip6h->version != 6 || ip6h->nexthdr != IPPROTO_TCP)
+		if (!ip6h || ip6h->version != 6)
 			return -1;
+		/* The quote of a segment behind extension headers has them too. */
+		nexthdr = ip6h->nexthdr;
 		*inner_l4 = inner_l3 + IPV6_HLEN;
+		if (ipv6_skip_exthdrs(c, inner_l4, &nexthdr) != PARSE_OK || nexthdr != IPPROTO_TCP)
+			return -1;
+		ip6h = ctx_ptr(c, inner_l3, IPV6_HLEN);
 		th = ctx_ptr(c, *inner_l4, ICMP_QUOTED_TCP_LEN);
+		if (!ip6h)
+			return -1;
 		if (!th)
 			return -1;
 		flow_key_fill(fk, FLOW_FAMILY_IPV6, &ip6h->saddr, &ip6h->daddr, th->source, th->dest);

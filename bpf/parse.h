@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Bounds-checked header walk: Ethernet, one 802.1Q/802.1ad tag, IPv4 (with
- * options) or IPv6, then TCP, or ICMP/ICMPv6 for the ingress error path.
+ * options) or IPv6 (through its extension headers), then TCP, or
+ * ICMP/ICMPv6 for the ingress error path. First fragments hold the TCP
+ * header and are parsed like whole packets; later fragments are not.
  * Everything else is classified so the program can pass it untouched and
  * count why. The result is offsets, so XDP and tc can re-derive pointers
  * after helpers that move packet data.
@@ -39,6 +41,25 @@
 #define NEXTHDR_SHIM6 140
 #define NEXTHDR_EXP1 253
 #define NEXTHDR_EXP2 254
+#define IPV6_TLV_JUMBO 0xC2
+#define IPV6_FRAG_HLEN 8
+#define IPV6_FRAG_OFFSET 0xFFF8	/* of the fragment header's frag_off, network order */
+/* Extension headers walked before giving up (pass_ipv6_exthdr). */
+#define MAX_IPV6_EXTHDRS 8
+
+/*
+ * IPv6 BIG TCP on kernels before 7.0: GSO and GRO skbs over 64 KiB carry
+ * payload length 0 and this Hop-by-Hop header, holding only the Jumbo
+ * Payload option (RFC 2675) with the length from the end of the fixed
+ * header. Kernels from 7.0 leave it out and go by the skb length.
+ */
+struct ipv6_jumbo_hbh {
+	__u8 nexthdr;
+	__u8 hdrlen;		/* 0: 8 bytes */
+	__u8 tlv_type;		/* IPV6_TLV_JUMBO */
+	__u8 tlv_len;		/* 4 */
+	__be32 jumbo_payload_len;
+};
 
 /* TCP flags in byte 13 of the header. */
 #define TCPF_FIN 0x01
@@ -79,11 +100,62 @@ static __always_inline bool ipv6_is_exthdr(__u8 nexthdr)
 	return false;
 }
 
+/*
+ * Steps over the extension headers from *off (the first one's type in
+ * *nexthdr) to the upper-layer header, leaving its offset and type there.
+ * PARSE_OK, or the STAT_PASS_* reason to stop:
+ * - Hop-by-Hop, routing (segment routing included) and destination options
+ *   only carry options for the path and the receiver: stepped over.
+ * - A fragment header with offset 0 starts the first fragment, which holds
+ *   the TCP header (RFC 8200 section 4.5): stepped over. A later one holds
+ *   none: pass_fragment.
+ * - AH (RFC 4302) authenticates the TCP header with the rest, so any
+ *   rewrite makes the receiver drop the packet: pass_ipv6_ah, never
+ *   rewritten. A connection under AH has it on its SYN too, so it is never
+ *   tracked and nothing of it is translated.
+ * - ESP hides TCP; the others (mobility, HIP, shim6, experiments) are not
+ *   looked into, nor a chain longer than MAX_IPV6_EXTHDRS: pass_ipv6_exthdr.
+ */
+static __always_inline int ipv6_skip_exthdrs(const struct ctx *c, __u32 *off, __u8 *nexthdr)
+{
+	__u32 i;
+
+#pragma unroll
+	for (i = 0; i < MAX_IPV6_EXTHDRS; i++) {
+		__u8 *hdr;
+
+		switch (*nexthdr) {
+		case NEXTHDR_HOP: case NEXTHDR_ROUTING: case NEXTHDR_DEST:
+			hdr = ctx_ptr(c, *off, 2);
+			if (!hdr)
+				return STAT_PASS_TRUNCATED;
+			*nexthdr = hdr[0];
+			*off += ((__u32)hdr[1] + 1) * 8;
+			break;
+		case NEXTHDR_FRAGMENT:
+			hdr = ctx_ptr(c, *off, IPV6_FRAG_HLEN);
+			if (!hdr)
+				return STAT_PASS_TRUNCATED;
+			if (*(__be16 *)(hdr + 2) & bpf_htons(IPV6_FRAG_OFFSET))
+				return STAT_PASS_FRAGMENT;
+			*nexthdr = hdr[0];
+			*off += IPV6_FRAG_HLEN;
+			break;
+		case NEXTHDR_AUTH:
+			return STAT_PASS_IPV6_AH;
+		default:
+			return ipv6_is_exthdr(*nexthdr) ? STAT_PASS_IPV6_EXTHDR : PARSE_OK;
+		}
+	}
+	return ipv6_is_exthdr(*nexthdr) ? STAT_PASS_IPV6_EXTHDR : PARSE_OK;
+}
+
 /* PARSE_OK with *pkt filled for TCP (and ICMP when want_icmp), else the STAT_PASS_* reason. */
 static __always_inline int parse_ip(const struct ctx *c, __u32 off, __u16 eth_proto,
 				    struct pkt *pkt, bool want_icmp)
 {
 	__u32 ip_end;
+	int err;
 
 	pkt->l3_off = off;
 	if (eth_proto == bpf_htons(ETH_P_IP)) {
@@ -95,7 +167,8 @@ static __always_inline int parse_ip(const struct ctx *c, __u32 off, __u16 eth_pr
 		if (iph->version != 4 || iph->ihl < 5)
 			return STAT_PASS_TRUNCATED;
 		ihl = iph->ihl * 4;
-		if (iph->frag_off & bpf_htons(IP_MF | IP_OFFSET))
+		/* A first fragment (MF, offset 0) holds the TCP header: parsed like a whole packet. */
+		if (iph->frag_off & bpf_htons(IP_OFFSET))
 			return STAT_PASS_FRAGMENT;
 		pkt->family = FLOW_FAMILY_IPV4;
 		pkt->proto = iph->protocol;
@@ -107,21 +180,34 @@ static __always_inline int parse_ip(const struct ctx *c, __u32 off, __u16 eth_pr
 			return STAT_PASS_TRUNCATED;
 	} else if (eth_proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6h = ctx_ptr(c, off, IPV6_HLEN);
+		__u8 nexthdr;
 
 		if (!ip6h)
 			return STAT_PASS_TRUNCATED;
 		if (ip6h->version != 6)
 			return STAT_PASS_TRUNCATED;
-		if (ip6h->nexthdr == NEXTHDR_FRAGMENT)
-			return STAT_PASS_FRAGMENT;
-		if (ipv6_is_exthdr(ip6h->nexthdr))
-			return STAT_PASS_IPV6_EXTHDR;
-		pkt->family = FLOW_FAMILY_IPV6;
-		pkt->proto = ip6h->nexthdr;
+		nexthdr = ip6h->nexthdr;
 		pkt->l4_off = off + IPV6_HLEN;
 		ip_end = pkt->l4_off + bpf_ntohs(ip6h->payload_len);
 		if (!ip6h->payload_len && c->kind == CTX_SKB)
 			ip_end = ctx_skb_len(c);	/* BIG TCP over IPv6, as over IPv4 */
+		if (!ip6h->payload_len && nexthdr == NEXTHDR_HOP) {
+			struct ipv6_jumbo_hbh *jumbo = ctx_ptr(c, pkt->l4_off, sizeof(*jumbo));
+
+			if (!jumbo)
+				return STAT_PASS_TRUNCATED;
+			if (jumbo->hdrlen == 0 && jumbo->tlv_type == IPV6_TLV_JUMBO &&
+			    jumbo->tlv_len == 4) {
+				ip_end = pkt->l4_off + bpf_ntohl(jumbo->jumbo_payload_len);
+				nexthdr = jumbo->nexthdr;
+				pkt->l4_off += sizeof(*jumbo);
+			}
+		}
+		err = ipv6_skip_exthdrs(c, &pkt->l4_off, &nexthdr);
+		if (err != PARSE_OK)
+			return err;
+		pkt->family = FLOW_FAMILY_IPV6;
+		pkt->proto = nexthdr;
 	} else {
 		return STAT_PASS_NOT_IP;
 	}

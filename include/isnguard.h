@@ -233,7 +233,9 @@ struct flow_sweeper {
 	/* SYN cookies: events */					\
 	X(STAT_COOKIE_ACK_VALID,	"cookie_ack_valid")		\
 	X(STAT_AUTO_ON,			"synproxy_auto_on")		\
-	X(STAT_AUTO_OFF,		"synproxy_auto_off")
+	X(STAT_AUTO_OFF,		"synproxy_auto_off")	\
+	/* issue 11, rewriting datapath: IPv6 extension headers */	\
+	X(STAT_PASS_IPV6_AH,		"pass_ipv6_ah")
 
 #define ISNGUARD_STAT_ENUM(name, text) name,
 enum isn_stat {

@@ -128,7 +128,8 @@ size_t pkt_build(const struct pkt_spec *s, uint8_t *buf, size_t cap)
 	uint8_t proto = s->l4_proto ? s->l4_proto : PROTO_TCP;
 	size_t ip_opts = round4(s->ip_opts_len), tcp_opts = round4(s->tcp_opts_len);
 	size_t l2 = ETH_HLEN + (s->vlan ? VLAN_HLEN : 0);
-	size_t l3 = s->family == 6 ? IPV6_HLEN + s->ip6_ext_len : IPV4_HLEN + ip_opts;
+	size_t jumbo = s->family == 6 && s->ip6_jumbo ? PKT_IP6_JUMBO_HLEN : 0;
+	size_t l3 = s->family == 6 ? IPV6_HLEN + jumbo + s->ip6_ext_len : IPV4_HLEN + ip_opts;
 	size_t l4 = (proto == PROTO_TCP ? TCP_HLEN + tcp_opts : 0) + s->payload_len;
 	size_t total = l2 + l3 + l4;
 	uint8_t *p = buf, *ip, *th;
@@ -165,12 +166,22 @@ size_t pkt_build(const struct pkt_spec *s, uint8_t *buf, size_t cap)
 	} else {
 		ip[0] = (uint8_t)(0x60 | s->tos >> 4);
 		ip[1] = (uint8_t)(s->tos << 4);
-		put_be16(ip + 4, (uint16_t)(s->ip6_ext_len + l4));
+		put_be16(ip + 4, jumbo ? 0 : (uint16_t)(s->ip6_ext_len + l4));
 		ip[6] = s->ip6_ext_len ? s->ip6_ext_first : proto;
 		ip[7] = s->ttl ? s->ttl : 64;
 		memcpy(ip + 8, s->src, 16);
 		memcpy(ip + 24, s->dst, 16);
-		memcpy(ip + IPV6_HLEN, s->ip6_ext, s->ip6_ext_len);
+		if (jumbo) {
+			uint8_t *hbh = ip + IPV6_HLEN;
+
+			hbh[0] = ip[6];
+			hbh[1] = 0;
+			hbh[2] = 0xc2;
+			hbh[3] = 4;
+			put_be32(hbh + 4, (uint32_t)(jumbo + s->ip6_ext_len + l4));
+			ip[6] = 0;
+		}
+		memcpy(ip + IPV6_HLEN + jumbo, s->ip6_ext, s->ip6_ext_len);
 	}
 
 	th = ip + l3;
@@ -204,6 +215,21 @@ size_t pkt_build(const struct pkt_spec *s, uint8_t *buf, size_t cap)
 		}
 	}
 	return total;
+}
+
+/* The Jumbo Payload length (RFC 2675) in the Hop-by-Hop header at hbh, 0 if none. */
+static size_t ip6_jumbo_len(const uint8_t *hbh, size_t hlen)
+{
+	for (size_t i = 2; i + 1 < hlen;) {
+		if (hbh[i] == 0) {		/* Pad1 */
+			i++;
+			continue;
+		}
+		if (hbh[i] == 0xc2 && hbh[i + 1] == 4 && i + 6 <= hlen)
+			return get_be32(hbh + i + 2);
+		i += 2 + (size_t)hbh[i + 1];
+	}
+	return 0;
 }
 
 /* True for the IPv6 extension headers this parser walks (RFC 8200 section 4). */
@@ -251,10 +277,13 @@ bool pkt_parse(const uint8_t *frame, size_t len, struct pkt_layout *lay)
 		if (len < off + IPV6_HLEN)
 			return false;
 		plen = get_be16(frame + off + 4);
-		if (off + IPV6_HLEN + plen > len)
-			return false;
 		nh = frame[off + 6];
 		l4 = off + IPV6_HLEN;
+		if (plen == 0 && nh == 0 && len >= l4 + 8)
+			plen = ip6_jumbo_len(frame + l4, ((size_t)frame[l4 + 1] + 1) * 8 < len - l4 ?
+							 ((size_t)frame[l4 + 1] + 1) * 8 : len - l4);
+		if (off + IPV6_HLEN + plen > len)
+			return false;
 		while (ip6_is_ext(nh)) {
 			size_t hlen;
 

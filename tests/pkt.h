@@ -16,6 +16,7 @@
 #define PKT_MAX_TCP_OPTS 40
 #define PKT_MAX_IP_OPTS 40
 #define PKT_MAX_IP6_EXT 128
+#define PKT_IP6_JUMBO_HLEN 8		/* next header, 0, 0xC2, 4, 32-bit length */
 
 /* TCP flag bits, as in the header's byte 13. */
 #define TH_FIN 0x01
@@ -54,6 +55,12 @@ struct pkt_spec {
 	uint8_t ip6_ext[PKT_MAX_IP6_EXT];	/* raw extension headers, their own next-header fields set */
 	size_t ip6_ext_len;
 	uint8_t ip6_ext_first;		/* next header of the fixed IPv6 header when ip6_ext_len > 0 */
+	/*
+	 * IPv6 BIG TCP as kernels before 7.0 send it: payload length 0 and a
+	 * Hop-by-Hop header first, holding only a Jumbo Payload option (type
+	 * 0xC2, RFC 2675) with the real length.
+	 */
+	bool ip6_jumbo;
 	uint8_t l4_proto;		/* 0 means TCP */
 
 	/* TCP, host byte order */

@@ -772,6 +772,192 @@ TEST(test_icmp_errors_quoting_host_segments_translated) { run_icmp_rows(false); 
 /* ICMP redirects (type 5) and NDISC redirects (137) through XDP and tc ingress. */
 TEST(test_icmp_redirects_quoting_host_segments_translated) { run_icmp_rows(true); }
 
+/* --- IPv6 extension headers and fragments ---------------------------------- */
+
+/*
+ * Segments of tracked flows behind IPv6 extension headers (RFC 8200 section
+ * 4), and first fragments, which hold the whole TCP header: translated as
+ * any other. Their TCP checksum covers the reassembled payload, which the
+ * incremental update keeps right. Later fragments carry no TCP header and
+ * AH authenticates the TCP header: those pass untouched, counted.
+ */
+struct exthdr_row {
+	const char *name;
+	int family;
+	const uint8_t *ext;		/* IPv6 extension headers, their next-header fields set */
+	size_t ext_len;
+	uint8_t ext_first;
+	uint16_t frag_off;		/* IPv4 flags and offset */
+	enum isn_stat egress_stat, ingress_stat;
+};
+
+/* Next header 6 (TCP) or the named one, then the length field; the rest pads. */
+static const uint8_t ext_hbh[] = { 6, 0, 1, 4, 0, 0, 0, 0 };
+static const uint8_t ext_dest[] = { 6, 0, 1, 4, 0, 0, 0, 0 };
+/* Segment routing header (RFC 8754): type 4, one segment, segments left 0. */
+static const uint8_t ext_srh[] = { 6, 2, 4, 0, 0, 0, 0, 0,
+				   0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2 };
+static const uint8_t ext_hbh_routing_dest[] = { 43, 0, 1, 4, 0, 0, 0, 0,
+						60, 0, 0, 0, 0, 0, 0, 0,	/* type 0, segleft 0 */
+						6, 0, 1, 4, 0, 0, 0, 0 };
+static const uint8_t ext_frag_first[] = { 6, 0, 0, 1, 0, 0, 0x12, 0x34 };	/* offset 0, M */
+static const uint8_t ext_frag_later[] = { 6, 0, 0x05, 0xa9, 0, 0, 0x12, 0x34 };	/* 1448, M */
+static const uint8_t ext_dest_frag_first[] = { 44, 0, 1, 4, 0, 0, 0, 0,
+					       6, 0, 0, 1, 0, 0, 0x56, 0x78 };
+/* AH (RFC 4302): next header, length 4 (24 bytes), SPI, sequence, 12-byte ICV. */
+static const uint8_t ext_ah[] = { 6, 4, 0, 0, 0, 0, 1, 0, 0, 0, 0, 7,
+				  0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7, 0xa8, 0xa9, 0xaa, 0xab, 0xac };
+/* Nine destination options headers: more than the walk looks at. */
+static const uint8_t ext_too_many[] = {
+	60, 0, 1, 4, 0, 0, 0, 0,  60, 0, 1, 4, 0, 0, 0, 0,  60, 0, 1, 4, 0, 0, 0, 0,
+	60, 0, 1, 4, 0, 0, 0, 0,  60, 0, 1, 4, 0, 0, 0, 0,  60, 0, 1, 4, 0, 0, 0, 0,
+	60, 0, 1, 4, 0, 0, 0, 0,  60, 0, 1, 4, 0, 0, 0, 0,  6, 0, 1, 4, 0, 0, 0, 0,
+};
+
+#define EXT(name) .ext = name, .ext_len = sizeof(name)
+
+static const struct exthdr_row exthdr_rows[] = {
+	{ .name = "tcp_behind_hop_by_hop_translated", .family = 6, EXT(ext_hbh), .ext_first = 0,
+	  .egress_stat = STAT_SEQ_TRANSLATED, .ingress_stat = STAT_ACK_TRANSLATED },
+	{ .name = "tcp_behind_destination_options_translated", .family = 6, EXT(ext_dest),
+	  .ext_first = 60, .egress_stat = STAT_SEQ_TRANSLATED, .ingress_stat = STAT_ACK_TRANSLATED },
+	{ .name = "tcp_behind_segment_routing_header_translated", .family = 6, EXT(ext_srh),
+	  .ext_first = 43, .egress_stat = STAT_SEQ_TRANSLATED, .ingress_stat = STAT_ACK_TRANSLATED },
+	{ .name = "tcp_behind_hop_by_hop_routing_destination_translated", .family = 6,
+	  EXT(ext_hbh_routing_dest), .ext_first = 0, .egress_stat = STAT_SEQ_TRANSLATED,
+	  .ingress_stat = STAT_ACK_TRANSLATED },
+	{ .name = "ipv6_first_fragment_translated", .family = 6, EXT(ext_frag_first),
+	  .ext_first = 44, .egress_stat = STAT_SEQ_TRANSLATED, .ingress_stat = STAT_ACK_TRANSLATED },
+	{ .name = "ipv6_first_fragment_behind_destination_options_translated", .family = 6,
+	  EXT(ext_dest_frag_first), .ext_first = 60, .egress_stat = STAT_SEQ_TRANSLATED,
+	  .ingress_stat = STAT_ACK_TRANSLATED },
+	{ .name = "ipv4_first_fragment_translated", .family = 4, .frag_off = 0x2000,
+	  .egress_stat = STAT_SEQ_TRANSLATED, .ingress_stat = STAT_ACK_TRANSLATED },
+	{ .name = "ipv6_later_fragment_passes_counted", .family = 6, EXT(ext_frag_later),
+	  .ext_first = 44, .egress_stat = STAT_PASS_FRAGMENT, .ingress_stat = STAT_PASS_FRAGMENT },
+	{ .name = "ipv4_later_fragment_passes_counted", .family = 4, .frag_off = 0x2000 | 181,
+	  .egress_stat = STAT_PASS_FRAGMENT, .ingress_stat = STAT_PASS_FRAGMENT },
+	{ .name = "tcp_behind_ah_passes_counted", .family = 6, EXT(ext_ah), .ext_first = 51,
+	  .egress_stat = STAT_PASS_IPV6_AH, .ingress_stat = STAT_PASS_IPV6_AH },
+	{ .name = "ipv6_chain_longer_than_walked_passes_counted", .family = 6, EXT(ext_too_many),
+	  .ext_first = 60, .egress_stat = STAT_PASS_IPV6_EXTHDR,
+	  .ingress_stat = STAT_PASS_IPV6_EXTHDR },
+};
+
+static void run_exthdr_row(const struct exthdr_row *row, bool ingress, enum dp_prog prog)
+{
+	static uint8_t payload[64];
+	enum isn_stat stat = ingress ? row->ingress_stat : row->egress_stat;
+	bool translated = stat == STAT_SEQ_TRANSLATED || stat == STAT_ACK_TRANSLATED;
+	uint16_t lport = fresh_port(), rport = 8443;
+	uint32_t blocks[1][2];
+	struct flow_state st;
+	struct pkt_spec in, want;
+	uint64_t before;
+	char what[200];
+
+	snprintf(what, sizeof(what), "%s, %s", row->name, ingress ? "ingress" : "egress");
+	if (!open_flow(row->family, lport, rport, true, 0x43000000u + lport, &st))
+		return;
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)(i * 5 + 1);
+	if (ingress) {
+		peer_segment(&in, row->family, lport, rport, TH_ACK | TH_PSH, 0x23000000,
+			     st.wire_isn + 2001);
+		blocks[0][0] = st.wire_isn + 4001;
+		blocks[0][1] = st.wire_isn + 5001;
+		pkt_opt_nop(&in);
+		pkt_opt_nop(&in);
+		pkt_opt_sack(&in, (const uint32_t (*)[2])blocks, 1);
+		want = in;
+		if (translated) {
+			want.ack = st.host_isn + 2001;
+			blocks[0][0] = st.host_isn + 4001;
+			blocks[0][1] = st.host_isn + 5001;
+			want.tcp_opts_len = 0;
+			pkt_opt_nop(&want);
+			pkt_opt_nop(&want);
+			pkt_opt_sack(&want, (const uint32_t (*)[2])blocks, 1);
+		}
+	} else {
+		host_segment(&in, row->family, lport, rport, TH_ACK | TH_PSH, st.host_isn + 1,
+			     0x33000000);
+		want = in;
+		if (translated)
+			want.seq = in.seq + st.seq_delta;
+	}
+	memcpy(in.ip6_ext, row->ext, row->ext_len);
+	in.ip6_ext_len = row->ext_len;
+	in.ip6_ext_first = row->ext_first;
+	in.frag_off = row->frag_off;
+	in.payload = payload;
+	in.payload_len = sizeof(payload);
+	memcpy(want.ip6_ext, row->ext, row->ext_len);
+	want.ip6_ext_len = row->ext_len;
+	want.ip6_ext_first = row->ext_first;
+	want.frag_off = row->frag_off;
+	want.payload = payload;
+	want.payload_len = sizeof(payload);
+	before = dp_stat(stat);
+	if (expect_frame(prog, &in, &want, what))
+		ASSERT_EQ(dp_stat(stat), before + 1, what);
+}
+
+TEST(test_ipv6_extension_headers_and_fragments)
+{
+	if (!dp_setup())
+		return;
+	for (size_t i = 0; i < sizeof(exthdr_rows) / sizeof(exthdr_rows[0]); i++) {
+		run_exthdr_row(&exthdr_rows[i], false, DP_TC_EGRESS);
+		for (size_t p = 0; p < 2; p++)
+			run_exthdr_row(&exthdr_rows[i], true, ingress_progs[p]);
+	}
+}
+
+/*
+ * An ICMPv6 error about a segment the host sent behind extension headers
+ * quotes those too; the quoted seq must still go back (packet too big for
+ * an SRv6 or destination-options path).
+ */
+TEST(test_icmp_error_quoting_segment_behind_extension_headers_translated)
+{
+	uint8_t inner[PKT_MAX_LEN], in_msg[256], want_msg[256];
+	uint16_t lport = fresh_port(), rport = 5202;
+	size_t quote = 40 + sizeof(ext_hbh_routing_dest) + 32, seq_off;
+	struct flow_state st;
+	struct pkt_spec seg, in, want;
+	uint32_t wire_seq;
+
+	if (!dp_setup() || !open_flow(6, lport, rport, true, 0x71000000, &st))
+		return;
+	wire_seq = st.wire_isn + 1 + 1440;
+	host_segment(&seg, 6, lport, rport, TH_ACK | TH_PSH, wire_seq, 0x44440000);
+	memcpy(seg.ip6_ext, ext_hbh_routing_dest, sizeof(ext_hbh_routing_dest));
+	seg.ip6_ext_len = sizeof(ext_hbh_routing_dest);
+	seg.ip6_ext_first = 0;
+	seg.payload = (const uint8_t *)"0123456789abcdef";
+	seg.payload_len = 16;
+	if (!ASSERT_TRUE(pkt_build(&seg, inner, sizeof(inner)) >= 14 + quote, "build the quote"))
+		return;
+	memset(in_msg, 0, 8);
+	in_msg[0] = 2;				/* packet too big */
+	put_be32(in_msg + 4, 1280);
+	memcpy(in_msg + 8, inner + 14, quote);
+	memcpy(want_msg, in_msg, 8 + quote);
+	seq_off = 8 + 40 + sizeof(ext_hbh_routing_dest) + 4;
+	put_be32(want_msg + seq_off, wire_seq - st.seq_delta);
+
+	memset(&in, 0, sizeof(in));
+	pkt_set_addrs(&in, ROUTER6, HOST6);
+	in.l4_proto = 58;
+	in.payload = in_msg;
+	in.payload_len = 8 + quote;
+	want = in;
+	want.payload = want_msg;
+	for (size_t p = 0; p < 2; p++)
+		expect_frame(ingress_progs[p], &in, &want, "packet too big quoting HBH, routing, dest opts");
+}
+
 /* --- what must pass untouched -------------------------------------------- */
 
 struct pass_row {
@@ -846,10 +1032,13 @@ static void build_tcp6(struct pkt_spec *s)
 
 static const struct pass_row pass_rows[] = {
 	{ "UDP", build_udp, 0, STAT_PASS_NOT_TCP, 0, false },
-	{ "IPv4 first fragment", build_fragment_first, 0, STAT_PASS_FRAGMENT, 0, false },
+	{ "IPv4 first fragment of no tracked flow", build_fragment_first, 0, STAT_PASS_UNTRACKED, 0,
+	  false },
 	{ "IPv4 later fragment", build_fragment_later, 0, STAT_PASS_FRAGMENT, 0, false },
-	{ "IPv6 hop-by-hop header", build_ipv6_hop_by_hop, 0, STAT_PASS_IPV6_EXTHDR, 0, false },
-	{ "IPv6 fragment header", build_ipv6_fragment, 0, STAT_PASS_FRAGMENT, 0, false },
+	{ "IPv6 hop-by-hop header, no tracked flow", build_ipv6_hop_by_hop, 0, STAT_PASS_UNTRACKED, 0,
+	  false },
+	{ "IPv6 first fragment of no tracked flow", build_ipv6_fragment, 0, STAT_PASS_UNTRACKED, 0,
+	  false },
 	{ "TCP header cut short", build_tcp4, 14 + 20 + 12, STAT_PASS_TRUNCATED, 0, false },
 	{ "IPv4 header cut short", build_tcp4, 14 + 10, STAT_PASS_TRUNCATED, 0, true },
 	{ "IPv6 header cut short", build_tcp6, 14 + 30, STAT_PASS_TRUNCATED, 0, true },
@@ -1480,6 +1669,59 @@ static void check_big_tcp_segment(int family)
 	ASSERT_EQ(verdict, dp_pass_verdict(DP_TC_EGRESS), "verdict");
 	ASSERT_MEMEQ(out, want_frame, len, "seq translated, length field left 0");
 }
+
+/*
+ * IPv6 BIG TCP as kernels before 7.0 build it: payload length 0 and a
+ * Hop-by-Hop header holding only the Jumbo Payload option (0xC2, RFC 2675)
+ * in front of TCP, on GSO skbs leaving (tc egress) and GRO skbs arriving
+ * (tc ingress; XDP too, for the frame format). The seq, or the ack and SACK
+ * edges, must be translated like any other segment's.
+ */
+static void check_big_tcp_hbh_jumbo(bool ingress)
+{
+	static uint8_t payload[600];
+	uint16_t lport = fresh_port();
+	struct flow_state st;
+	struct pkt_spec in, want;
+	uint32_t blocks[1][2];
+
+	if (!dp_setup() || !open_flow(6, lport, 84, true, 880000, &st))
+		return;
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)(i * 7);
+	if (ingress) {
+		peer_segment(&in, 6, lport, 84, TH_ACK | TH_PSH, 0x70000000, st.wire_isn + 3001);
+		blocks[0][0] = st.wire_isn + 5001;
+		blocks[0][1] = st.wire_isn + 6001;
+		pkt_opt_nop(&in);
+		pkt_opt_nop(&in);
+		pkt_opt_sack(&in, (const uint32_t (*)[2])blocks, 1);
+		want = in;
+		want.ack = 880000 + 3001;
+		blocks[0][0] = 880000 + 5001;
+		blocks[0][1] = 880000 + 6001;
+		want.tcp_opts_len = 0;
+		pkt_opt_nop(&want);
+		pkt_opt_nop(&want);
+		pkt_opt_sack(&want, (const uint32_t (*)[2])blocks, 1);
+	} else {
+		host_segment(&in, 6, lport, 84, TH_ACK | TH_PSH, 880001, 1);
+		want = in;
+		want.seq = 880001 + st.seq_delta;
+	}
+	in.ip6_jumbo = want.ip6_jumbo = true;
+	in.payload = want.payload = payload;
+	in.payload_len = want.payload_len = sizeof(payload);
+	if (ingress) {
+		for (size_t p = 0; p < 2; p++)
+			expect_frame(ingress_progs[p], &in, &want, "big_tcp_hbh_jumbo ACK with SACK");
+	} else {
+		expect_frame(DP_TC_EGRESS, &in, &want, "big_tcp_hbh_jumbo data segment");
+	}
+}
+
+TEST(test_big_tcp_hbh_jumbo_segment_translated_on_egress) { check_big_tcp_hbh_jumbo(false); }
+TEST(test_big_tcp_hbh_jumbo_segment_translated_on_ingress) { check_big_tcp_hbh_jumbo(true); }
 
 TEST(test_big_tcp_zero_length_segment_translated_ipv4) { check_big_tcp_segment(4); }
 TEST(test_big_tcp_zero_length_segment_translated_ipv6) { check_big_tcp_segment(6); }

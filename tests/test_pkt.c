@@ -179,3 +179,32 @@ TEST(test_pkt_parse_ipv6_extension_headers)
 	ASSERT_EQ(get_be16(frame + lay.l4_off), 1000, "source port");
 	ASSERT_TRUE(pkt_csums_ok(frame, len), "checksums verify");
 }
+
+/* IPv6 BIG TCP before 7.0: payload length 0, a Hop-by-Hop Jumbo option holding the length. */
+TEST(test_pkt_build_ipv6_big_tcp_jumbo_hop_by_hop)
+{
+	static const uint8_t payload[300] = { 1, 2, 3 };
+	uint8_t frame[PKT_MAX_LEN];
+	struct pkt_layout lay;
+	struct pkt_spec s;
+	size_t len;
+
+	base_spec(&s);
+	pkt_set_addrs(&s, "fd00::1", "fd00::2");
+	s.ip6_jumbo = true;
+	s.flags = TH_ACK;
+	s.payload = payload;
+	s.payload_len = sizeof(payload);
+	len = pkt_build(&s, frame, sizeof(frame));
+	ASSERT_EQ(len, 14 + 40 + 8 + 20 + sizeof(payload), "frame length");
+	ASSERT_EQ(get_be16(frame + 14 + 4), 0, "payload length field");
+	ASSERT_EQ(frame[14 + 6], 0, "next header: Hop-by-Hop");
+	ASSERT_EQ(frame[54], 6, "Hop-by-Hop next header: TCP");
+	ASSERT_EQ(frame[55], 0, "Hop-by-Hop length: 8 bytes");
+	ASSERT_EQ(get_be16(frame + 56), 0xc204, "Jumbo Payload option, length 4");
+	ASSERT_EQ(get_be32(frame + 58), 8 + 20 + sizeof(payload), "jumbo payload length");
+	ASSERT_TRUE(pkt_parse(frame, len, &lay), "parse");
+	ASSERT_EQ(lay.l4_off, 14 + 40 + 8, "L4 offset");
+	ASSERT_EQ(lay.l4_len, 20 + sizeof(payload), "L4 length from the jumbo option");
+	ASSERT_TRUE(pkt_csums_ok(frame, len), "checksums verify");
+}

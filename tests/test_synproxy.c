@@ -356,6 +356,8 @@ struct pass_syn_row {
 	bool ip_options;
 	bool md5;
 	bool truncate_options;	/* doff claims options the frame does not hold */
+	bool ipv6_dest_options;	/* an 8-byte destination-options header before TCP */
+	bool first_fragment;	/* IPv4 MF set, offset 0 */
 	bool synproxy_off;
 	enum isn_stat stat;	/* the counter it must move; STAT_COUNT: none of the SYN ones */
 };
@@ -378,6 +380,10 @@ static const struct pass_syn_row pass_syn_rows[] = {
 	  .stat = STAT_SYN_UNANSWERABLE },
 	{ .name = "truncated_options", .family = 4, .dport = SP_PORT, .truncate_options = true,
 	  .stat = STAT_PASS_TRUNCATED },
+	{ .name = "ipv6_extension_header", .family = 6, .dport = SP_PORT, .ipv6_dest_options = true,
+	  .stat = STAT_SYN_UNANSWERABLE },
+	{ .name = "ipv4_first_fragment", .family = 4, .dport = SP_PORT, .first_fragment = true,
+	  .stat = STAT_SYN_UNANSWERABLE },
 };
 
 TEST(test_synproxy_odd_syns_pass_untouched_and_counted)
@@ -408,6 +414,16 @@ TEST(test_synproxy_odd_syns_pass_untouched_and_counted)
 			memcpy(s.ip_opts, rr, sizeof(rr));
 			s.ip_opts_len = sizeof(rr);
 		}
+		if (r->ipv6_dest_options) {
+			/* next header TCP, length 0 (8 bytes), PadN of 6 */
+			static const uint8_t dopts[] = { 6, 0, 1, 4, 0, 0, 0, 0 };
+
+			memcpy(s.ip6_ext, dopts, sizeof(dopts));
+			s.ip6_ext_len = sizeof(dopts);
+			s.ip6_ext_first = 60;
+		}
+		if (r->first_fragment)
+			s.frag_off = 0x2000;
 		if (r->md5) {
 			uint8_t md5[18] = { 19, 18 };
 

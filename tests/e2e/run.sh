@@ -178,6 +178,63 @@ test_200_concurrent_connections() {
 	assert_ge "$(isng_counter syn_rewritten)" $conns "counter syn_rewritten"
 }
 
+# IPv6 BIG TCP on a direct veth pair A-B (a forwarding router answers BIG
+# TCP skbs with packet-too-big, isnguard or not): kernels before 7.0 mark
+# GSO and GRO skbs over 64 KiB with a Hop-by-Hop Jumbo option. Those must
+# be translated like any other segment, or the host's seq leaks and the
+# transfer crawls through timeouts. BIG_TCP_SIZE overrides the size (65536
+# gives the figure without BIG TCP).
+test_big_tcp_ipv6_hbh_jumbo_transfer() {
+	local size=${BIG_TCP_SIZE:-185000} a=fd00:200:3::1 b=fd00:200:3::2 t0 t1 isn counts
+	topo_up
+	ip link add a1 netns "$NS_A" type veth peer name b1 netns "$NS_B" || fail "veth a1-b1"
+	ip -n "$NS_A" addr add "$a/64" dev a1 nodad
+	ip -n "$NS_B" addr add "$b/64" dev b1 nodad
+	ip -n "$NS_A" link set a1 gso_max_size "$size" gro_max_size "$size" ||
+		skip "this kernel or iproute2 cannot set gso_max_size $size"
+	ip -n "$NS_B" link set b1 gso_max_size "$size" gro_max_size "$size"
+	ip -n "$NS_A" link set a1 up
+	ip -n "$NS_B" link set b1 up
+	topo_wait_ready
+	KEY=$(new_key_file "$E2E_WORK/key")
+	isng_attach a1 --hash siphash
+	isng key set --from-file "$E2E_WORK/key" || fail "isng key set --from-file"
+	capture_start "$NS_B" b1 "ip6 protochain 6" "$E2E_WORK/b.pcap"
+	t0=$(mono_ns)
+	transfer "$NS_B" "$NS_A" "[$b]:$PORT" 30M 60
+	bg_wait client
+	t1=$(mono_ns)
+	bg_wait server
+	capture_stop
+	# A's Hop-by-Hop (jumbo) segments, and how many lie outside the wire
+	# sequence space its SYN began (the 30 MiB from the wire ISN).
+	isn=$(syn_isn_from_capture "$E2E_WORK/b.pcap" "$a")
+	[[ "$isn" =~ ^[0-9]+$ ]] || fail "no SYN from A in the capture"
+	counts=$(tcpdump -r "$E2E_WORK/b.pcap" -nn -S 2>/dev/null | awk -v src="$a" -v isn="$isn" '
+		{ from = $3; sub(/\.[0-9]+$/, "", from) }
+		from == src && / HBH / && match($0, /seq [0-9]+/) {
+			d = (substr($0, RSTART + 4, RLENGTH - 4) - isn) % 4294967296
+			if (d < 0) d += 4294967296
+			n++
+			if (d > 33554432) out++
+		}
+		END { print n + 0, out + 0 }')
+	log "figure: 30 MiB each way, IPv6, gso/gro_max_size $size: $(((t1 - t0) / 1000000)) ms," \
+		"TcpExtTCPTimeouts A=$(nstat_get "$NS_A" TcpExtTCPTimeouts) B=$(nstat_get "$NS_B" TcpExtTCPTimeouts)," \
+		"${counts%% *} Hop-by-Hop TCP segments from A seen on b1"
+	nstat_report "$NS_A" A
+	nstat_report "$NS_B" B
+	assert_transfer_intact 30M client
+	[ "$size" -gt 65536 ] && [ "${counts%% *}" = 0 ] &&
+		skip "no Hop-by-Hop jumbo segments: this kernel sends BIG TCP without them (7.0 and later)"
+	assert_eq "${counts##* }" 0 "A's Hop-by-Hop segments outside the wire sequence space (host seq leaked)"
+}
+
+# The same with the ingress program on clsact: B's BIG TCP skbs reach it whole.
+test_big_tcp_ipv6_hbh_jumbo_transfer_tc_ingress() {
+	E2E_ATTACH_ARGS="$E2E_ATTACH_ARGS --ingress tc" test_big_tcp_ipv6_hbh_jumbo_transfer
+}
+
 # M narrows the path; A sends full-size segments, M answers with ICMP, whose
 # quoted TCP header carries the wire seq: A accepts it only once translated.
 check_pmtu() { # FAMILY MTU
