@@ -97,6 +97,8 @@ static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt
 		 */
 		bool removed = bpf_map_delete_elem(&isn_flows, fk) == 0;
 
+		if (removed)
+			flow_count_add(-1);
 		removed |= bpf_map_delete_elem(&isn_opening, fk) == 0;
 		if (removed)
 			stat_inc(STAT_FLOW_REMOVED);
@@ -127,6 +129,12 @@ static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt
 			st->host_snd_nxt = snd_nxt;
 		flow_note(st, FLOW_MAP(opening), open_flag | acked, now);
 	} else {
+		/*
+		 * No room for another connection: this one goes unprotected,
+		 * with the host's ISN, rather than any live one losing its entry.
+		 */
+		if (!st && flow_table_full())
+			return STAT_PASS_TABLE_FULL;
 		st = egress_flow_start(fk, st, host_isn, open_flag, host_ack, acked, snd_nxt, now);
 		if (!st)
 			return STAT_DROP_ERROR;	/* the stack retransmits; never leak the host ISN */

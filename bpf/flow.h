@@ -26,12 +26,44 @@
 /* How long a promoted handshake entry outlives its move (see flow_promote). */
 #define FLOW_MOVED_LINGER_NS NSEC_PER_SEC
 
+/*
+ * Connections: a plain hash that never evicts, so table pressure cannot
+ * break a live connection. Sized by the loader (isn_flows_capacity); the
+ * count of entries (isn_flow_count) keeps new connections out at max_flows.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, ISN_DEFAULT_MAX_FLOWS);	/* set by the loader (--max-flows) */
 	__type(key, struct flow_key);
 	__type(value, struct flow_state);
 } isn_flows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __s64);
+} isn_flow_count SEC(".maps");
+
+/* Adds n to the count of isn_flows entries. */
+static __always_inline void flow_count_add(__s64 n)
+{
+	__u32 zero = 0;
+	__s64 *count = bpf_map_lookup_elem(&isn_flow_count, &zero);
+
+	if (count)
+		__sync_fetch_and_add(count, n);
+}
+
+/* Whether a new connection would go past --max-flows: it then goes unprotected. */
+static __always_inline bool flow_table_full(void)
+{
+	struct isn_config *cfg = config_get();
+	__u32 zero = 0;
+	__s64 *count = bpf_map_lookup_elem(&isn_flow_count, &zero);
+
+	return cfg && cfg->max_flows && count && *count >= (__s64)cfg->max_flows;
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -116,14 +148,30 @@ struct flow_sweep {
 };
 
 /* One entry of a flow table: gone once idle past its phase's timeout. */
-static long flow_sweep_one(void *map, const struct flow_key *key, struct flow_state *st,
-			   struct flow_sweep *sweep)
+static __always_inline bool flow_sweep_one(void *map, const struct flow_key *key,
+					   struct flow_state *st, struct flow_sweep *sweep)
 {
 	__s64 idle = (__s64)(sweep->now - st->last_seen_ns);
 
-	if (idle >= (__s64)flow_timeout_ns(st->flags) && bpf_map_delete_elem(map, key) == 0 &&
-	    !(st->flags & FLOW_F_MOVED))	/* a moved entry's flow lives on in isn_flows */
+	if (idle < (__s64)flow_timeout_ns(st->flags) || bpf_map_delete_elem(map, key))
+		return false;
+	if (!(st->flags & FLOW_F_MOVED))	/* a moved entry's flow lives on in isn_flows */
 		stat_inc(STAT_FLOW_EXPIRED);
+	return true;
+}
+
+static long flow_sweep_opening(void *map, const struct flow_key *key, struct flow_state *st,
+			       struct flow_sweep *sweep)
+{
+	flow_sweep_one(map, key, st, sweep);
+	return 0;
+}
+
+static long flow_sweep_flows(void *map, const struct flow_key *key, struct flow_state *st,
+			     struct flow_sweep *sweep)
+{
+	if (flow_sweep_one(map, key, st, sweep))
+		flow_count_add(-1);
 	return 0;
 }
 
@@ -140,8 +188,8 @@ static int flow_sweeper_fire(void *map __maybe_unused, __u32 *key __maybe_unused
 {
 	struct flow_sweep sweep = { .now = bpf_ktime_get_coarse_ns() };
 
-	bpf_for_each_map_elem(&isn_opening, flow_sweep_one, &sweep, 0);
-	bpf_for_each_map_elem(&isn_flows, flow_sweep_one, &sweep, 0);
+	bpf_for_each_map_elem(&isn_opening, flow_sweep_opening, &sweep, 0);
+	bpf_for_each_map_elem(&isn_flows, flow_sweep_flows, &sweep, 0);
 	bpf_timer_start(&sw->timer, flow_sweep_interval_ns(), 0);
 	return 0;
 }
@@ -206,9 +254,11 @@ static __always_inline void flow_promote(const struct flow_key *fk, struct flow_
 		.last_seen_ns = now,
 	};
 	if (bpf_map_update_elem(&isn_flows, fk, &moved, BPF_NOEXIST)) {
+		stat_inc(STAT_FLOW_PROMOTE_FAILED);	/* stays here, established */
 		flow_note(st, &isn_opening, seen, now);
 		return;
 	}
+	flow_count_add(1);
 	st->last_seen_ns = now;
 	__sync_fetch_and_or(&st->flags, FLOW_F_MOVED);
 	stat_inc(STAT_FLOW_PROMOTED);

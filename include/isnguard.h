@@ -82,6 +82,13 @@ struct isn_config {
 	/* How often the sweeper walks the flow tables (0: ISN_SWEEP_INTERVAL_MS); see the loader. */
 	__u32 sweep_interval_ms;
 	__u64 key_rotated_ns;
+	/*
+	 * --max-flows: connections isn_flows holds. New connections beyond it
+	 * go unprotected (their SYN passes as it is, syn_unprotected_table_full);
+	 * no entry is ever evicted to make room (0: no limit but the map's).
+	 */
+	__u32 max_flows;
+	__u32 pad;
 };
 
 #define ISN_DEFAULT_TIMEOUT_OPENING 120
@@ -144,7 +151,8 @@ static inline enum flow_phase flow_phase_of(__u32 flags)
 #define FLOW_F_HOST_DONE (FLOW_F_FIN_LOCAL | FLOW_F_RST_LOCAL)
 
 /*
- * Value of the flow table (map isn_flows, LRU hash keyed by struct flow_key).
+ * Value of the flow tables (maps isn_flows, a hash, and isn_opening, an LRU
+ * hash, keyed by struct flow_key).
  * seq_delta = wire ISN - host ISN: egress adds it to seq, ingress subtracts it
  * from ack and SACK edges. Times are CLOCK_MONOTONIC ns (the precise clock
  * when a SYN sets them, the coarse one after).
@@ -235,7 +243,10 @@ struct flow_sweeper {
 	X(STAT_AUTO_ON,			"synproxy_auto_on")		\
 	X(STAT_AUTO_OFF,		"synproxy_auto_off")	\
 	/* issue 11, rewriting datapath: IPv6 extension headers */	\
-	X(STAT_PASS_IPV6_AH,		"pass_ipv6_ah")
+	X(STAT_PASS_IPV6_AH,		"pass_ipv6_ah")			\
+	/* a full flow table: new connections unprotected, none evicted */ \
+	X(STAT_PASS_TABLE_FULL,		"syn_unprotected_table_full")	\
+	X(STAT_FLOW_PROMOTE_FAILED,	"flow_promote_failed")
 
 #define ISNGUARD_STAT_ENUM(name, text) name,
 enum isn_stat {
@@ -291,6 +302,7 @@ struct link_info {
 #define ISN_MAP_SYNPROXY_PORTS "isn_synproxy_ports"
 #define ISN_MAP_SYN_RATE "isn_syn_rate"
 #define ISN_MAP_SWEEPER "isn_sweeper"
+#define ISN_MAP_FLOW_COUNT "isn_flow_count"
 #define ISN_DEFAULT_MAX_FLOWS 262144
 /*
  * Handshakes wait in a table of their own (isn_opening, same key and value)
@@ -308,6 +320,17 @@ struct link_info {
 static inline __u32 isn_opening_size(__u32 max_flows)
 {
 	return max_flows / 4 > ISN_OPENING_MIN ? max_flows / 4 : ISN_OPENING_MIN;
+}
+
+/*
+ * isn_flows is a plain hash, never evicting: it holds max_flows connections
+ * plus room for every handshake that may still be promoted (the handshake
+ * table's size, and a margin for CPUs racing past the limit check).
+ */
+#define ISN_FLOWS_MARGIN 256
+static inline __u32 isn_flows_capacity(__u32 max_flows)
+{
+	return max_flows + isn_opening_size(max_flows) + ISN_FLOWS_MARGIN;
 }
 
 /* ---- SYN cookies (bpf/cookie.h, bpf/synproxy.h; user/ref/cookie_ref.c) ---- */

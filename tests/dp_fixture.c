@@ -32,7 +32,7 @@ void dp_test_key(struct isn_key *key)
 
 bool dp_restore_config(void)
 {
-	return dp_set_hash(ISN_HASH_SIPHASH) &&
+	return dp_set_hash(ISN_HASH_SIPHASH) && dp_set_max_flows(0) &&
 	       dp_set_timeouts(ISN_DEFAULT_TIMEOUT_OPENING, ISN_DEFAULT_TIMEOUT_ESTABLISHED,
 			       ISN_DEFAULT_TIMEOUT_CLOSING, ISN_DEFAULT_TIMEOUT_CLOSED);
 }
@@ -137,8 +137,13 @@ static bool map_clear(int fd)
 
 bool dp_flows_clear(void)
 {
+	int64_t zero_count = 0;
+	uint32_t zero = 0;
+
 	return map_clear(bpf_map__fd(skel->maps.isn_flows)) &&
-	       map_clear(bpf_map__fd(skel->maps.isn_opening));
+	       map_clear(bpf_map__fd(skel->maps.isn_opening)) &&
+	       !bpf_map_update_elem(bpf_map__fd(skel->maps.isn_flow_count), &zero, &zero_count,
+				    BPF_ANY);
 }
 
 bool dp_set_key_slot(uint32_t slot, const struct isn_key *key)
@@ -222,6 +227,16 @@ bool dp_set_key_gen(uint32_t key_gen, uint64_t rotated_ns)
 	const uint32_t v[3] = { key_gen, (uint32_t)(rotated_ns >> 32), (uint32_t)rotated_ns };
 
 	return config_update(set_key_gen, v);
+}
+
+static void set_max_flows(struct isn_config *cfg, const uint32_t *v)
+{
+	cfg->max_flows = v[0];
+}
+
+bool dp_set_max_flows(uint32_t max_flows)
+{
+	return config_update(set_max_flows, &max_flows);
 }
 
 bool dp_set_hash(enum isn_hash hash)

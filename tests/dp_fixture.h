@@ -43,6 +43,8 @@ bool dp_set_key(const struct isn_key *key);
 bool dp_set_hash(enum isn_hash hash);
 bool dp_set_timeouts(uint32_t opening, uint32_t established, uint32_t closing, uint32_t closed);
 bool dp_restore_config(void);
+/* --max-flows as the loader writes it (0: no limit but the map's). */
+bool dp_set_max_flows(uint32_t max_flows);
 
 /* Flow table access: either table; *opening tells whether it is the handshake one. */
 bool dp_flow_get(const struct flow_key *fk, struct flow_state *st);

@@ -89,10 +89,11 @@ TEST(test_abi_isn_config_matches_btf)
 		MEMBER(isn_config, timeout_opening), MEMBER(isn_config, timeout_established),
 		MEMBER(isn_config, timeout_closing), MEMBER(isn_config, timeout_closed),
 		MEMBER(isn_config, key_gen), MEMBER(isn_config, sweep_interval_ms),
-		MEMBER(isn_config, key_rotated_ns),
+		MEMBER(isn_config, key_rotated_ns), MEMBER(isn_config, max_flows),
+		MEMBER(isn_config, pad),
 	};
 
-	check_struct(DATAPATH_OBJ, "isn_config", sizeof(struct isn_config), members, 9);
+	check_struct(DATAPATH_OBJ, "isn_config", sizeof(struct isn_config), members, 11);
 }
 
 TEST(test_abi_synproxy_records_match_btf)
@@ -190,7 +191,7 @@ TEST(test_abi_structs_have_no_implicit_padding)
 {
 	ASSERT_EQ(sizeof(struct flow_key), 16 + 16 + 2 + 2 + 1 + 3, "flow_key size");
 	ASSERT_EQ(sizeof(struct isn_key), ISN_KEY_LEN, "isn_key size");
-	ASSERT_EQ(sizeof(struct isn_config), 8 * 4 + 8, "isn_config size");
+	ASSERT_EQ(sizeof(struct isn_config), 8 * 4 + 8 + 2 * 4, "isn_config size");
 	ASSERT_EQ(sizeof(struct synproxy_config), 6 * 4, "synproxy_config size");
 	ASSERT_EQ(sizeof(struct syn_rate), 8 + 2 * 4, "syn_rate size");
 	ASSERT_EQ(sizeof(struct flow_state), 8 * 4 + 2 * 8, "flow_state size");

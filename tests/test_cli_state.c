@@ -94,7 +94,7 @@ static bool state_create(struct pinned_state *st)
 				     .stats_fd = -1 };
 	make_state_dir(st);
 	st->ncpus = libbpf_num_possible_cpus();
-	st->flows_fd = create_pinned(st, BPF_MAP_TYPE_LRU_HASH, ISN_MAP_FLOWS, sizeof(struct flow_key),
+	st->flows_fd = create_pinned(st, BPF_MAP_TYPE_HASH, ISN_MAP_FLOWS, sizeof(struct flow_key),
 				     sizeof(struct flow_state), TEST_FLOWS_MAX, 0);
 	st->opening_fd = create_pinned(st, BPF_MAP_TYPE_LRU_HASH, ISN_MAP_OPENING,
 				       sizeof(struct flow_key), sizeof(struct flow_state),

@@ -1314,6 +1314,55 @@ out:
 	dp_restore_config();
 }
 
+/*
+ * A full flow table never evicts a live connection: past --max-flows a new
+ * connection's SYN passes with the host's ISN (counted), and every
+ * established flow keeps translating.
+ */
+TEST(test_full_flow_table_leaves_new_connections_unprotected_not_old_ones_broken)
+{
+	enum { MAX_FLOWS = 3 };
+	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN], want[PKT_MAX_LEN];
+	uint16_t lports[MAX_FLOWS];
+	struct flow_state st[MAX_FLOWS];
+	size_t in_len, out_len, want_len;
+	struct pkt_spec s;
+	uint64_t full;
+	uint32_t verdict;
+
+	if (!dp_setup() || !dp_flows_clear() || !dp_set_max_flows(MAX_FLOWS))
+		return;
+	for (int i = 0; i < MAX_FLOWS; i++) {
+		lports[i] = fresh_port();
+		if (!open_flow(4, lports[i], 443, true, 5000 + i, &st[i]))
+			goto out;
+		/* The host's ACK of the peer's SYN-ACK promotes the flow into isn_flows. */
+		host_segment(&s, 4, lports[i], 443, TH_ACK, 5000 + i + 1, 7001);
+		if (!send_segment(DP_TC_EGRESS, &s))
+			goto out;
+	}
+	full = dp_stat(STAT_PASS_TABLE_FULL);
+	host_segment(&s, 4, fresh_port(), 443, TH_SYN, 9999, 0);
+	in_len = pkt_build(&s, in, sizeof(in));
+	if (!dp_run(DP_TC_EGRESS, in, in_len, out, &out_len, &verdict))
+		goto out;
+	ASSERT_MEMEQ(out, in, in_len, "the new connection's SYN leaves with the host's ISN");
+	ASSERT_EQ(dp_stat(STAT_PASS_TABLE_FULL), full + 1, "syn_unprotected_table_full");
+	for (int i = 0; i < MAX_FLOWS; i++) {
+		peer_segment(&s, 4, lports[i], 443, TH_ACK, 777, st[i].wire_isn + 1);
+		in_len = pkt_build(&s, in, sizeof(in));
+		s.ack = 5000 + i + 1;
+		want_len = pkt_build(&s, want, sizeof(want));
+		if (!dp_run(DP_XDP_INGRESS, in, in_len, out, &out_len, &verdict))
+			goto out;
+		ASSERT_EQ(out_len, want_len, "established flow still translated");
+		ASSERT_MEMEQ(out, want, want_len, "established flow still translated");
+	}
+out:
+	dp_restore_config();
+	dp_flows_clear();
+}
+
 TEST(test_active_flow_is_not_expired)
 {
 	uint16_t lport = fresh_port();

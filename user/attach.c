@@ -307,7 +307,7 @@ static void print_status_json(const struct status_link *links, int n,
 	jw_uint_field(&jw, "closed", cfg->timeout_closed);
 	jw_end_object(&jw);
 	jw_uint_field(&jw, "flows", entries);
-	jw_uint_field(&jw, "max_flows", max_entries);
+	jw_uint_field(&jw, "max_flows", cfg->max_flows ? cfg->max_flows : max_entries);
 	jw_uint_field(&jw, "key_generation", cfg->key_gen);
 	if (sp->present) {
 		jw_name(&jw, "synproxy");
@@ -343,7 +343,8 @@ static void print_status_text(const struct status_link *links, int n,
 	printf("state     %s\n", pin_dir());
 	printf("hash      %s (new flows)\n", isn_hash_name(cfg->hash));
 	printf("key       set (never shown: isnguard opens it write-only)\n");
-	printf("flows     %u of %u\n", entries, max_entries);
+	printf("flows     %u of %u (new connections past that go unprotected; none is evicted)\n",
+	       entries, cfg->max_flows ? cfg->max_flows : max_entries);
 	printf("timeouts  opening %us, established %us, closing %us, closed %us\n",
 	       cfg->timeout_opening, cfg->timeout_established, cfg->timeout_closing,
 	       cfg->timeout_closed);

@@ -29,6 +29,7 @@
 static const char *const pinned_maps[] = {
 	ISN_MAP_FLOWS, ISN_MAP_OPENING, ISN_MAP_CONFIG, ISN_MAP_KEY, ISN_MAP_STATS, ISN_MAP_LINKS,
 	ISN_MAP_SYNPROXY, ISN_MAP_SYNPROXY_PORTS, ISN_MAP_SYN_RATE, ISN_MAP_SWEEPER,
+	ISN_MAP_FLOW_COUNT,
 };
 
 uint64_t netns_inode(void)
@@ -153,20 +154,21 @@ int loader_query(int ifindex, struct attachment *att)
 
 /* --- state -------------------------------------------------------------- */
 
+/* --max-flows of the kept state, from its config. */
 static int pinned_max_flows(uint32_t *max_flows)
 {
-	struct bpf_map_info info = { 0 };
-	uint32_t len = sizeof(info);
-	int fd = pinned_map_open(ISN_MAP_FLOWS);
+	struct isn_config cfg;
+	uint32_t zero = 0;
+	int fd = pinned_map_open(ISN_MAP_CONFIG);
 	int err;
 
 	if (fd < 0)
 		return fd;
-	err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+	err = bpf_map_lookup_elem(fd, &zero, &cfg) ? -errno : 0;
 	close(fd);
 	if (!err)
-		*max_flows = info.max_entries;
-	return err;
+		*max_flows = cfg.max_flows;
+	return err || *max_flows ? err : -EPROTO;
 }
 
 /* Defaults on a fresh table; on kept state only the hash, when asked for. */
@@ -197,6 +199,7 @@ static int write_config(struct isnguard *skel, int hash, bool fresh, uint32_t ma
 		cfg.timeout_closing = ISN_DEFAULT_TIMEOUT_CLOSING;
 		cfg.timeout_closed = ISN_DEFAULT_TIMEOUT_CLOSED;
 		cfg.sweep_interval_ms = sweep_interval_ms(max_flows);
+		cfg.max_flows = max_flows;
 	}
 	if (hash >= 0)
 		cfg.hash = (uint32_t)hash;
@@ -697,7 +700,7 @@ static int attach_locked(const struct attach_request *req, int ifindex)
 		goto undo;
 	}
 	skel->rodata->l3_device = l3;
-	bpf_map__set_max_entries(skel->maps.isn_flows, max_flows);
+	bpf_map__set_max_entries(skel->maps.isn_flows, isn_flows_capacity(max_flows));
 	bpf_map__set_max_entries(skel->maps.isn_opening, isn_opening_size(max_flows));
 	err = reuse_pinned_maps(skel);
 	if (err) {

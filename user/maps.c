@@ -10,7 +10,7 @@
 #include "pinned.h"
 
 const struct map_layout isn_flows_layout = {
-	ISN_MAP_FLOWS, BPF_MAP_TYPE_LRU_HASH, sizeof(struct flow_key),
+	ISN_MAP_FLOWS, BPF_MAP_TYPE_HASH, sizeof(struct flow_key),
 	sizeof(struct flow_state), 1,
 };
 const struct map_layout isn_opening_layout = {

@@ -526,6 +526,38 @@ test_stacked_attach_is_refused() {
 	log "ok: stacked attaches refused"
 }
 
+# A full flow table breaks no connection: with --max-flows 20, a transfer
+# runs while 200 more connections open; those past the limit go unprotected
+# (their SYNs keep the host's ISN, counted), and every byte arrives.
+test_full_flow_table_breaks_no_transfer() {
+	local b full
+	is_baseline && skip "needs the datapath (ISNG_BASELINE=1)"
+	topo_up
+	KEY=$(new_key_file "$E2E_WORK/key")
+	isng_attach "$IF_A" --max-flows 20
+	b=$(addr_of B 4)
+	bg_start bulk_server "$NS_B" "$TCP_XFER" server --listen "$b:5003" --send 30M --seed "$SEED_B" \
+		--timeout 60
+	wait_listen "$NS_B" 5003
+	bg_start bulk "$NS_A" "$TCP_XFER" client --connect "$b:5003" --send 30M --recv --seed "$SEED_A" \
+		--rate 10000000 --timeout 60
+	bg_start server "$NS_B" "$TCP_XFER" server --listen "$b:$PORT" --conns 200 --send 16K --recv \
+		--seed "$SEED_B" --timeout 60
+	wait_listen "$NS_B" "$PORT"
+	bg_start client "$NS_A" "$TCP_XFER" client --connect "$b:$PORT" --parallel 200 --send 16K \
+		--recv --seed "$SEED_A" --timeout 60
+	bg_wait client
+	bg_wait server
+	bg_wait bulk
+	bg_wait bulk_server
+	assert_received "$E2E_WORK/bulk_server.out" "$SEED_A" 30M "the long transfer, A to B"
+	assert_received "$E2E_WORK/bulk.out" "$SEED_B" 30M "the long transfer, B to A"
+	assert_eq "$(grep -c '^conn ' "$E2E_WORK/client.out")" 200 "connections opened past the limit"
+	full=$(isng_counter syn_unprotected_table_full)
+	assert_ge "$full" 150 "SYNs left unprotected by the full table"
+	assert_eq "$(isng_counter flow_promote_failed)" 0 "promotions that found no room"
+}
+
 test_xfer_stream_matches_openssl_aes_ctr() {
 	local seed conn bytes key expected actual
 	require_cmd openssl
