@@ -378,10 +378,10 @@ static int forget_link(int ifindex)
  */
 static int state_lock(const char *cmd)
 {
-	int fd = open("/sys/fs/bpf", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = open(bpffs_root(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (fd < 0 || flock(fd, LOCK_EX)) {
-		cli_error("%s: lock /sys/fs/bpf: %s", cmd, strerror(errno));
+		cli_error("%s: lock %s: %s", cmd, bpffs_root(), strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;

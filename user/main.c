@@ -7,6 +7,7 @@
 #include <xdp/libxdp.h>
 
 #include "cli.h"
+#include "pinned.h"
 #include "commands.h"
 
 #ifndef ISNGUARD_VERSION
@@ -84,6 +85,7 @@ int main(int argc, char **argv)
 	library_debug = debug && *debug && strcmp(debug, "0");
 	libbpf_set_print(libbpf_log);
 	libxdp_set_print(libxdp_log);
+	bpffs_root();	/* before libxdp looks for its bpffs (ip netns exec) */
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

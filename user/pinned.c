@@ -15,12 +15,85 @@
 #include "pinned.h"
 
 #define BPFFS_ROOT "/sys/fs/bpf"
+/* Ancestors looked at for the mount namespace a command was started from. */
+#define MAX_ANCESTORS 8
 
+static bool is_bpffs(const char *path);
+
+static int parent_of(int pid)
+{
+	char path[64], buf[512], *close_paren;
+	int ppid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	/* pid (comm) state ppid ...: comm may hold spaces and parentheses */
+	if (fgets(buf, sizeof(buf), f) && (close_paren = strrchr(buf, ')')))
+		sscanf(close_paren + 1, " %*c %d", &ppid);
+	fclose(f);
+	return ppid;
+}
+
+static bool same_link(const char *a, const char *b)
+{
+	char ta[64], tb[64];
+	ssize_t la = readlink(a, ta, sizeof(ta) - 1), lb = readlink(b, tb, sizeof(tb) - 1);
+
+	return la > 0 && lb > 0 && la == lb && !memcmp(ta, tb, (size_t)la);
+}
+
+/*
+ * Where the bpffs that holds the state is. `ip netns exec` runs each command
+ * in a mount namespace of its own with a fresh /sys and no bpffs on it. The
+ * bpffs where attach pinned the state is still there through the root of
+ * the process that started the command (the shell, in the mount namespace
+ * `ip netns exec` left). So every command reaches the same state whether it
+ * runs under `ip netns exec` or `nsenter --net`; libxdp is pointed there too.
+ */
+const char *bpffs_root(void)
+{
+	static char found[64];
+	static const char *root;
+	int pid = getpid();
+
+	if (root)
+		return root;
+	root = BPFFS_ROOT;
+	if (is_bpffs(BPFFS_ROOT))
+		return root;
+	for (int i = 0; i < MAX_ANCESTORS && (pid = parent_of(pid)) > 1; i++) {
+		char ns[64], dir[64];
+
+		snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", pid);
+		if (same_link("/proc/self/ns/mnt", ns))
+			continue;
+		snprintf(dir, sizeof(dir), "/proc/%d/root%s", pid, BPFFS_ROOT);
+		if (!is_bpffs(dir))
+			break;
+		snprintf(found, sizeof(found), "%s", dir);
+		root = found;
+		setenv("LIBXDP_BPFFS", root, 0);
+		break;
+	}
+	return root;
+}
+
+/* The state directory: $ISNGUARD_PIN_DIR or ISN_PIN_DIR, on the bpffs of bpffs_root(). */
 const char *pin_dir(void)
 {
+	static char path[512];
 	const char *env = getenv("ISNGUARD_PIN_DIR");
+	const char *dir = env && *env ? env : ISN_PIN_DIR;
+	const char *root = bpffs_root();
 
-	return env && *env ? env : ISN_PIN_DIR;
+	if (strcmp(root, BPFFS_ROOT) && !strncmp(dir, BPFFS_ROOT "/", strlen(BPFFS_ROOT) + 1)) {
+		snprintf(path, sizeof(path), "%s%s", root, dir + strlen(BPFFS_ROOT));
+		return path;
+	}
+	return dir;
 }
 
 int pin_path(char *buf, size_t len, const char *name)
@@ -42,7 +115,7 @@ static bool mounted_bpffs;
 
 int bpffs_ensure(void)
 {
-	if (is_bpffs(BPFFS_ROOT))
+	if (is_bpffs(bpffs_root()))
 		return 0;
 	if (mkdir(BPFFS_ROOT, 0700) && errno != EEXIST)
 		return -errno;

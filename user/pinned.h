@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* The bpffs holding the state: /sys/fs/bpf, or the host's through /proc/1/root under `ip netns exec`. */
+const char *bpffs_root(void);
 const char *pin_dir(void);
 /* "<pin_dir>/<name>" into buf; -ENAMETOOLONG if it does not fit. */
 int pin_path(char *buf, size_t len, const char *name);

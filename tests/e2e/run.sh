@@ -558,6 +558,31 @@ test_full_flow_table_breaks_no_transfer() {
 	assert_eq "$(isng_counter flow_promote_failed)" 0 "promotions that found no room"
 }
 
+# `ip netns exec` gives each command a private /sys without the bpffs; every
+# command must still reach the state attach pinned, as under nsenter.
+test_commands_work_through_ip_netns_exec() {
+	local ipn out
+	is_baseline && skip "needs the datapath (ISNG_BASELINE=1)"
+	topo_up
+	ipn() { ISNGUARD_PIN_DIR=$PIN_DIR ip netns exec "$NS_A" "$ISNGUARD" "$@"; }
+	out=$(ipn attach "$IF_A" 2>&1) || fail "attach through ip netns exec: $out"
+	[[ "$out" == *warning* ]] && fail "attach warned: $out"
+	[ -e "$PIN_DIR/isn_flows" ] || fail "the state is not in the host's bpffs ($PIN_DIR)"
+	ipn status --json | grep -q '"interfaces":\[{"ifname":"a0"' || fail "status through ip netns exec"
+	isng status --json | grep -q '"ifname":"a0"' || fail "status through nsenter after it"
+	ipn stats --json | grep -q '"pass_not_ip"' || fail "stats through ip netns exec"
+	ipn key rotate >/dev/null || fail "key rotate through ip netns exec"
+	ipn flows >/dev/null || fail "flows through ip netns exec"
+	transfer "$NS_B" "$NS_A" "$(ep 4 "$B4" $PORT)" 1M 30
+	bg_wait client
+	bg_wait server
+	assert_ge "$(ipn stats --json | json_num seq_translated)" 1 "segments translated, read through ip netns exec"
+	out=$(ipn detach "$IF_A" 2>&1) || fail "detach through ip netns exec: $out"
+	[ ! -e "$PIN_DIR" ] || fail "state left in $PIN_DIR after the last detach"
+	[[ "$(ip -n "$NS_A" -d link show "$IF_A")" =~ xdp ]] && fail "XDP left on $IF_A"
+	log "ok: attach, status, stats, key, flows, detach through ip netns exec"
+}
+
 test_xfer_stream_matches_openssl_aes_ctr() {
 	local seed conn bytes key expected actual
 	require_cmd openssl
