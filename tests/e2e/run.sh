@@ -526,9 +526,11 @@ test_stacked_attach_is_refused() {
 	log "ok: stacked attaches refused"
 }
 
-# A full flow table breaks no connection: with --max-flows 20, a transfer
-# runs while 200 more connections open; those past the limit go unprotected
-# (their SYNs keep the host's ISN, counted), and every byte arrives.
+# A full flow table breaks no connection: with --max-flows 20, a connection
+# sits idle while 200 more open (an LRU table evicted the idle one, and its
+# transfer then stalled until the host gave up); those past the limit go
+# unprotected (their SYNs keep the host's ISN, counted), and every byte of
+# the idle connection's transfer arrives once it resumes.
 test_full_flow_table_breaks_no_transfer() {
 	local b full
 	is_baseline && skip "needs the datapath (ISNG_BASELINE=1)"
@@ -536,11 +538,10 @@ test_full_flow_table_breaks_no_transfer() {
 	KEY=$(new_key_file "$E2E_WORK/key")
 	isng_attach "$IF_A" --max-flows 20
 	b=$(addr_of B 4)
-	bg_start bulk_server "$NS_B" "$TCP_XFER" server --listen "$b:5003" --send 30M --seed "$SEED_B" \
-		--timeout 60
+	bg_start bulk_server "$NS_B" "$TCP_XFER" server --listen "$b:5003" --recv --timeout 40
 	wait_listen "$NS_B" 5003
-	bg_start bulk "$NS_A" "$TCP_XFER" client --connect "$b:5003" --send 30M --recv --seed "$SEED_A" \
-		--rate 10000000 --timeout 60
+	bg_start bulk "$NS_A" "$TCP_XFER" client --connect "$b:5003" --send 30M --seed "$SEED_A" \
+		--hold 4 --timeout 40
 	bg_start server "$NS_B" "$TCP_XFER" server --listen "$b:$PORT" --conns 200 --send 16K --recv \
 		--seed "$SEED_B" --timeout 60
 	wait_listen "$NS_B" "$PORT"
@@ -550,8 +551,7 @@ test_full_flow_table_breaks_no_transfer() {
 	bg_wait server
 	bg_wait bulk
 	bg_wait bulk_server
-	assert_received "$E2E_WORK/bulk_server.out" "$SEED_A" 30M "the long transfer, A to B"
-	assert_received "$E2E_WORK/bulk.out" "$SEED_B" 30M "the long transfer, B to A"
+	assert_received "$E2E_WORK/bulk_server.out" "$SEED_A" 30M "the idle connection's transfer, A to B"
 	assert_eq "$(grep -c '^conn ' "$E2E_WORK/client.out")" 200 "connections opened past the limit"
 	full=$(isng_counter syn_unprotected_table_full)
 	assert_ge "$full" 150 "SYNs left unprotected by the full table"
