@@ -254,12 +254,44 @@ TEST(test_cli_attach_detach_of_missing_interface_exit_1)
 	}
 }
 
+/* Under --json an error is one JSON object on stdout, with the same exit code as without. */
+TEST(test_cli_errors_under_json_are_json_with_the_same_exit_code)
+{
+	static const struct {
+		const char *args[5];
+		int status;
+		const char *out;
+	} cases[] = {
+		{ { "attach", "isng-no-such0", "--json" }, 1,
+		  "{\"error\":\"attach isng-no-such0: no such interface\"}\n" },
+		{ { "detach", "--json", "isng-no-such0" }, 1,
+		  "{\"error\":\"detach isng-no-such0: no such interface\"}\n" },
+		{ { "attach", "--bogus", "--json" }, 2,
+		  "{\"error\":\"attach: unknown option --bogus\"}\n" },
+		{ { "synproxy", "80,x", "--json" }, 2,
+		  "{\"error\":\"synproxy: bad port list '80,x': a port is 1-65535, a range LOW-HIGH\"}\n" },
+		{ { "mode", "sha1", "--json" }, 2,
+		  "{\"error\":\"mode: unknown hash 'sha1': use siphash, md5 or none\"}\n" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cli_result res;
+
+		if (!ASSERT_TRUE(run_cli(&res, cases[i].args), "run isnguard"))
+			return;
+		ASSERT_EQ(res.status, cases[i].status, cases[i].args[0]);
+		ASSERT_STREQ(res.out, cases[i].out, cases[i].args[0]);
+		ASSERT_STREQ(res.err, "", "nothing on stderr");
+	}
+}
+
 TEST(test_cli_help_on_every_command)
 {
 	const char *const cmds[][3] = {
 		{ "--help" }, { "help" }, { "isn", "--help" }, { "attach", "--help" },
 		{ "detach", "--help" }, { "status", "--help" }, { "stats", "--help" },
 		{ "flows", "--help" }, { "mode", "--help" }, { "key", "--help" },
+		{ "synproxy", "--help" },
 	};
 
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {

@@ -38,6 +38,7 @@ static const struct cli_option attach_options[] = {
 	  "always (default) or auto: cookies only above --syn-threshold" },
 	{ "syn-threshold", required_argument, OPT_SYN_THRESHOLD, "N",
 	  "auto: SYNs per second to one port that switch cookies on (default 1000)" },
+	{ "json", no_argument, OPT_JSON, NULL, "print what was done as one JSON object" },
 	{ "help", no_argument, OPT_HELP, NULL, "show this help" },
 	{ 0 },
 };
@@ -122,6 +123,9 @@ int do_attach(int argc, char **argv)
 				return cli_usage_error(&p, "bad --syn-threshold '%s': %s", optarg, why);
 			sp_mode_given = true;
 			break;
+		case OPT_JSON:
+			req.json = true;
+			break;
 		case OPT_HELP:
 			cli_usage(&p, stdout);
 			return 0;
@@ -151,6 +155,7 @@ int do_attach(int argc, char **argv)
 static const struct cli_option detach_options[] = {
 	{ "keep-state", no_argument, OPT_KEEP_STATE, NULL,
 	  "keep the pinned flow table, key and mode (for an upgrade or restart)" },
+	{ "json", no_argument, OPT_JSON, NULL, "print what was done as one JSON object" },
 	{ "help", no_argument, OPT_HELP, NULL, "show this help" },
 	{ 0 },
 };
@@ -165,7 +170,7 @@ int do_detach(int argc, char **argv)
 		.options = detach_options,
 	};
 	const char *ifname;
-	bool keep_state = false;
+	bool keep_state = false, json = false;
 	int c, err;
 
 	cli_parser_init(&p);
@@ -173,6 +178,9 @@ int do_detach(int argc, char **argv)
 		switch (c) {
 		case OPT_KEEP_STATE:
 			keep_state = true;
+			break;
+		case OPT_JSON:
+			json = true;
 			break;
 		case OPT_HELP:
 			cli_usage(&p, stdout);
@@ -186,7 +194,7 @@ int do_detach(int argc, char **argv)
 		return err;
 	if (require_root("detach"))
 		return EXIT_RUNTIME;
-	return loader_detach(ifname, keep_state) ? EXIT_RUNTIME : 0;
+	return loader_detach(ifname, keep_state, json) ? EXIT_RUNTIME : 0;
 }
 
 /* --- status ------------------------------------------------------------- */

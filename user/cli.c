@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "json_writer.h"
 
 void cli_parser_init(struct cli_parser *p)
 {
@@ -90,25 +91,48 @@ int cli_parse_json_only(struct cli_parser *p, int argc, char **argv, bool *json)
 	return 0;
 }
 
+bool cli_json_errors;
+
+/* Under --json an error is one JSON object on stdout, as bpftool's p_err does. */
+static void json_error(const char *message)
+{
+	struct json_writer jw;
+
+	jw_init(&jw, stdout);
+	jw_start_object(&jw);
+	jw_string_field(&jw, "error", message);
+	jw_end_object(&jw);
+	jw_finish(&jw);
+}
+
 int cli_usage_error(const struct cli_parser *p, const char *fmt, ...)
 {
+	char message[512];
 	va_list ap;
+	int n;
 
-	fprintf(stderr, "%s: %s: ", PROG_NAME, p->cmd);
+	n = snprintf(message, sizeof(message), "%s: ", p->cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(message + n, sizeof(message) - (size_t)n, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, " (see '%s %s --help')\n", PROG_NAME, p->cmd);
+	if (cli_json_errors)
+		json_error(message);
+	else
+		fprintf(stderr, "%s: %s (see '%s %s --help')\n", PROG_NAME, message, PROG_NAME,
+			p->cmd);
 	return EXIT_USAGE;
 }
 
 void cli_error(const char *fmt, ...)
 {
+	char message[512];
 	va_list ap;
 
-	fprintf(stderr, "%s: ", PROG_NAME);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(message, sizeof(message), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	if (cli_json_errors)
+		json_error(message);
+	else
+		fprintf(stderr, "%s: %s\n", PROG_NAME, message);
 }

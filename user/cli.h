@@ -55,6 +55,12 @@ void cli_usage(const struct cli_parser *p, FILE *out);
 #define CLI_HELP_SHOWN (-1)
 int cli_parse_json_only(struct cli_parser *p, int argc, char **argv, bool *json);
 
+/*
+ * Set when the command line holds --json (main.c looks before any parsing):
+ * errors are then {"error": "<message>"} on stdout, with the same exit codes.
+ */
+extern bool cli_json_errors;
+
 /* "isnguard: <cmd>: <message>" on stderr, then a pointer to --help. Returns EXIT_USAGE. */
 int cli_usage_error(const struct cli_parser *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

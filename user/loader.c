@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "isnguard.h"
 #include "isnguard.skel.h"
+#include "json_writer.h"
 #include "loader.h"
 #include "netdev.h"
 #include "pinned.h"
@@ -747,11 +748,27 @@ static int attach_locked(const struct attach_request *req, int ifindex)
 		detach_tc(ifindex, BPF_TC_EGRESS);
 		goto undo;
 	}
-	printf("attached to %s: ingress %s%s, egress tc, flow table %u entries (%s)\n",
-	       req->ifname, link_ingress_name(req->ingress),
-	       !in.cookie_prog_id ? "" : req->ingress == LINK_INGRESS_TC ? " + xdp SYN cookies"
-									  : " + tc cookie ACKs",
-	       max_flows, fresh ? "new state, fresh key" : "kept state and key");
+	if (req->json) {
+		struct json_writer jw;
+
+		jw_init(&jw, stdout);
+		jw_start_object(&jw);
+		jw_string_field(&jw, "attached", req->ifname);
+		jw_string_field(&jw, "ingress", link_ingress_name(req->ingress));
+		jw_uint_field(&jw, "ingress_prog_id", in.prog_id);
+		jw_uint_field(&jw, "egress_prog_id", egress_id);
+		jw_uint_field(&jw, "synproxy_prog_id", in.cookie_prog_id);
+		jw_uint_field(&jw, "max_flows", max_flows);
+		jw_string_field(&jw, "state", fresh ? "new" : "kept");
+		jw_end_object(&jw);
+		jw_finish(&jw);
+	} else {
+		printf("attached to %s: ingress %s%s, egress tc, flow table %u entries (%s)\n",
+		       req->ifname, link_ingress_name(req->ingress),
+		       !in.cookie_prog_id ? "" : req->ingress == LINK_INGRESS_TC
+							 ? " + xdp SYN cookies" : " + tc cookie ACKs",
+		       max_flows, fresh ? "new state, fresh key" : "kept state and key");
+	}
 	xdp_program__close(in.xdp_prog);
 	isnguard__destroy(skel);
 	return 0;
@@ -812,8 +829,9 @@ static int detach_xdp(const char *ifname, int ifindex, const char *name)
 	return err;
 }
 
-static int detach_locked(const char *ifname, int ifindex, bool keep_state)
+static int detach_locked(const char *ifname, int ifindex, bool keep_state, bool json)
 {
+	const char *state;
 	struct attachment att;
 	int err = 0, remaining;
 
@@ -865,13 +883,23 @@ static int detach_locked(const char *ifname, int ifindex, bool keep_state)
 	}
 	if (!keep_state && remaining == 0)
 		remove_state();
-	printf("detached from %s (%s)\n", ifname,
-	       keep_state ? "state kept" : remaining > 0 ? "state kept for other interfaces"
-							 : "state removed");
+	state = keep_state ? "kept" : remaining > 0 ? "kept for other interfaces" : "removed";
+	if (json) {
+		struct json_writer jw;
+
+		jw_init(&jw, stdout);
+		jw_start_object(&jw);
+		jw_string_field(&jw, "detached", ifname);
+		jw_string_field(&jw, "state", state);
+		jw_end_object(&jw);
+		jw_finish(&jw);
+	} else {
+		printf("detached from %s (state %s)\n", ifname, state);
+	}
 	return 0;
 }
 
-int loader_detach(const char *ifname, bool keep_state)
+int loader_detach(const char *ifname, bool keep_state, bool json)
 {
 	int ifindex, lock, err;
 
@@ -882,7 +910,7 @@ int loader_detach(const char *ifname, bool keep_state)
 	lock = state_lock("detach");
 	if (lock < 0)
 		return -EBUSY;
-	err = detach_locked(ifname, ifindex, keep_state);
+	err = detach_locked(ifname, ifindex, keep_state, json);
 	close(lock);
 	return err;
 }

@@ -27,6 +27,7 @@ struct attach_request {
 	bool xdp_skb;			/* generic XDP, for the XDP program beside tc ingress too */
 	uint32_t max_flows;		/* 0: keep the existing table's size, or the default */
 	const struct synproxy_request *synproxy;	/* --synproxy, or NULL */
+	bool json;			/* what was done as one JSON object */
 };
 
 struct attachment {
@@ -45,7 +46,7 @@ struct attachment {
 
 /* Errors are reported on stderr as one line; returns 0 or -errno. */
 int loader_attach(const struct attach_request *req);
-int loader_detach(const char *ifname, bool keep_state);
+int loader_detach(const char *ifname, bool keep_state, bool json);
 /* What of isnguard is attached to ifindex in this network namespace. */
 int loader_query(int ifindex, struct attachment *att);
 /* "xdp-native", "xdp-skb" or "tc". */

@@ -94,6 +94,12 @@ int main(int argc, char **argv)
 		return do_help(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "--version"))
 		return do_version(argc - 1, argv + 1);
+	for (int i = 2; i < argc; i++)
+		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
+			cli_json_errors = true;
+	for (int i = 2; i < argc; i++)
+		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
+			cli_json_errors = true;
 	for (const struct cmd *c = commands; c->name; c++)
 		if (!strcmp(argv[1], c->name))
 			return c->fn(argc - 1, argv + 1);

@@ -565,8 +565,10 @@ test_commands_work_through_ip_netns_exec() {
 	is_baseline && skip "needs the datapath (ISNG_BASELINE=1)"
 	topo_up
 	ipn() { ISNGUARD_PIN_DIR=$PIN_DIR ip netns exec "$NS_A" "$ISNGUARD" "$@"; }
-	out=$(ipn attach "$IF_A" 2>&1) || fail "attach through ip netns exec: $out"
+	out=$(ipn attach "$IF_A" --json 2>&1) || fail "attach through ip netns exec: $out"
 	[[ "$out" == *warning* ]] && fail "attach warned: $out"
+	[[ "$out" == '{"attached":"a0","ingress":"xdp-native",'*'"state":"new"}' ]] ||
+		fail "attach --json: $out"
 	[ -e "$PIN_DIR/isn_flows" ] || fail "the state is not in the host's bpffs ($PIN_DIR)"
 	ipn status --json | grep -q '"interfaces":\[{"ifname":"a0"' || fail "status through ip netns exec"
 	isng status --json | grep -q '"ifname":"a0"' || fail "status through nsenter after it"
@@ -577,7 +579,8 @@ test_commands_work_through_ip_netns_exec() {
 	bg_wait client
 	bg_wait server
 	assert_ge "$(ipn stats --json | json_num seq_translated)" 1 "segments translated, read through ip netns exec"
-	out=$(ipn detach "$IF_A" 2>&1) || fail "detach through ip netns exec: $out"
+	out=$(ipn detach "$IF_A" --json 2>&1) || fail "detach through ip netns exec: $out"
+	assert_eq "$out" '{"detached":"a0","state":"removed"}' "detach --json"
 	[ ! -e "$PIN_DIR" ] || fail "state left in $PIN_DIR after the last detach"
 	[[ "$(ip -n "$NS_A" -d link show "$IF_A")" =~ xdp ]] && fail "XDP left on $IF_A"
 	log "ok: attach, status, stats, key, flows, detach through ip netns exec"
