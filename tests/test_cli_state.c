@@ -670,9 +670,18 @@ TEST(test_state_commands_fail_not_attached_on_empty_pin_dir)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		if (!ASSERT_TRUE(run_cli(&res, cases[i].args), "run isnguard"))
 			break;
+		ASSERT_EQ(res.status, 1, cases[i].args[0]);
+		if (cases[i].args[1] && !strcmp(cases[i].args[1], "--json")) {
+			/* Under --json the error is a JSON object on stdout. */
+			snprintf(want, sizeof(want),
+				 "{\"error\":\"%s: not attached (no %s/%s)\"}\n",
+				 cases[i].args[0], st.dir, cases[i].map);
+			ASSERT_STREQ(res.out, want, cases[i].args[0]);
+			ASSERT_STREQ(res.err, "", cases[i].args[0]);
+			continue;
+		}
 		snprintf(want, sizeof(want), "isnguard: %s: not attached (no %s/%s)\n",
 			 cases[i].args[0], st.dir, cases[i].map);
-		ASSERT_EQ(res.status, 1, cases[i].args[0]);
 		ASSERT_STREQ(res.out, "", cases[i].args[0]);
 		ASSERT_STREQ(res.err, want, cases[i].args[0]);
 	}
