@@ -51,7 +51,12 @@ BENCH_OBJS := $(BUILD)/tests/bench.o $(BUILD)/tests/bpf_run.o $(BUILD)/tests/pkt
 
 .PHONY: all test test-unit test-e2e bench demo deps install clean vmlinux
 
-all: $(BUILD)/isnguard $(BPF_OBJS) $(SKELS)
+all: $(BUILD)/isnguard $(BPF_OBJS) $(SKELS) $(BUILD)/isnguard.8
+
+# isnguard(8), from the binary's own --help texts (scripts/gen-man.sh).
+$(BUILD)/isnguard.8: $(BUILD)/isnguard scripts/gen-man.sh
+	$(call msg,MAN,$@)
+	$(Q)scripts/gen-man.sh $(BUILD)/isnguard > $@
 
 $(BUILD) $(BUILD)/user $(BUILD)/user/ref $(BUILD)/tests:
 	$(Q)mkdir -p $@
@@ -130,8 +135,17 @@ demo: deps
 		$(BUILD)/syn_flood
 	$(Q)scripts/demo.sh $(BUILD)
 
+# PREFIX=/usr for a system install; DESTDIR for a package root.
+SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
 install: all
 	$(Q)install -D -m 0755 $(BUILD)/isnguard $(DESTDIR)$(PREFIX)/sbin/isnguard
+	$(Q)install -D -m 0644 $(BUILD)/isnguard.8 $(DESTDIR)$(PREFIX)/share/man/man8/isnguard.8
+	$(Q)install -d $(DESTDIR)$(SYSTEMD_UNIT_DIR)
+	$(Q)sed 's|@SBINDIR@|$(PREFIX)/sbin|g' contrib/isnguard@.service.in \
+		> $(DESTDIR)$(SYSTEMD_UNIT_DIR)/isnguard@.service
+	$(Q)chmod 0644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/isnguard@.service
+	$(Q)install -D -m 0644 contrib/isnguard.bash-completion \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/isnguard
 	$(Q)install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/isnguard/README.md
 
 # Regenerate vmlinux.h from the running kernel's BTF (see README: when to).

@@ -586,6 +586,41 @@ test_commands_work_through_ip_netns_exec() {
 	log "ok: attach, status, stats, key, flows, detach through ip netns exec"
 }
 
+# make install lays out the binary, isnguard(8), the systemd template unit
+# and bash completion; the manual names every command and option the
+# binary's --help does, and systemd accepts the unit.
+test_install_tree() {
+	local prefix cmd opt man missing=
+	prefix=$(mktemp -d /tmp/isng-install.XXXXXX)
+	make -s -C "$E2E_ROOT" install PREFIX="$prefix" >"$E2E_WORK/install.log" 2>&1 ||
+		{ rm -rf "$prefix"; fail "make install: $(tail -n 3 "$E2E_WORK/install.log")"; }
+	for f in sbin/isnguard share/man/man8/isnguard.8 lib/systemd/system/isnguard@.service \
+		share/bash-completion/completions/isnguard share/doc/isnguard/README.md; do
+		[ -f "$prefix/$f" ] || missing+=" $f"
+	done
+	[ -z "$missing" ] || { rm -rf "$prefix"; fail "not installed:$missing"; }
+	man=$(sed 's/\\-/-/g' "$prefix/share/man/man8/isnguard.8")
+	for cmd in $("$prefix/sbin/isnguard" --help | awk '/^  [a-z]/ {print $1}'); do
+		[ "$cmd" = help ] && continue
+		grep -q "^\.SS $cmd\$" <<<"$man" || missing+=" $cmd"
+		for opt in $("$prefix/sbin/isnguard" "$cmd" --help | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
+			grep -qF -- "$opt" <<<"$man" || missing+=" $cmd$opt"
+		done
+	done
+	[ -z "$missing" ] || { rm -rf "$prefix"; fail "isnguard(8) lacks:$missing"; }
+	log "ok: isnguard(8) names every command and option of --help"
+	bash -n "$prefix/share/bash-completion/completions/isnguard" || fail "bash completion: syntax"
+	if command -v systemd-analyze >/dev/null; then
+		systemd-analyze verify --man=no "$prefix/lib/systemd/system/isnguard@.service" \
+			>"$E2E_WORK/verify.log" 2>&1 ||
+			{ rm -rf "$prefix"; fail "systemd-analyze verify: $(cat "$E2E_WORK/verify.log")"; }
+		log "ok: systemd-analyze verify isnguard@.service"
+	else
+		log "NOTE: no systemd-analyze here: the unit was installed but not verified"
+	fi
+	rm -rf "$prefix"
+}
+
 test_xfer_stream_matches_openssl_aes_ctr() {
 	local seed conn bytes key expected actual
 	require_cmd openssl
