@@ -114,27 +114,20 @@ static __always_inline bool synproxy_auto_active(const struct synproxy_config *s
 static __always_inline int synproxy_sock_tuple(const struct ctx *c, const struct pkt *pkt,
 					       struct bpf_sock_tuple *t, __u32 *size)
 {
-	struct tcphdr *th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
+	const void *src, *dst;
+	struct tcphdr *th;
 
-	if (!th)
+	if (tcp_addrs(c, pkt, &th, &src, &dst))
 		return -1;
 	if (pkt->family == FLOW_FAMILY_IPV4) {
-		struct iphdr *iph = ctx_ptr(c, pkt->l3_off, IPV4_HLEN_MIN);
-
-		if (!iph)
-			return -1;
-		t->ipv4.saddr = iph->saddr;
-		t->ipv4.daddr = iph->daddr;
+		__builtin_memcpy(&t->ipv4.saddr, src, 4);
+		__builtin_memcpy(&t->ipv4.daddr, dst, 4);
 		t->ipv4.sport = th->source;
 		t->ipv4.dport = th->dest;
 		*size = sizeof(t->ipv4);
 	} else {
-		struct ipv6hdr *ip6h = ctx_ptr(c, pkt->l3_off, IPV6_HLEN);
-
-		if (!ip6h)
-			return -1;
-		__builtin_memcpy(t->ipv6.saddr, &ip6h->saddr, 16);
-		__builtin_memcpy(t->ipv6.daddr, &ip6h->daddr, 16);
+		__builtin_memcpy(t->ipv6.saddr, src, 16);
+		__builtin_memcpy(t->ipv6.daddr, dst, 16);
 		t->ipv6.sport = th->source;
 		t->ipv6.dport = th->dest;
 		*size = sizeof(t->ipv6);

@@ -16,32 +16,45 @@
 #define TCP_CSUM_OFF 16
 
 /*
- * The flow key of a TCP segment. Local is the protected host: the source of
- * what it sends (egress), the destination of what it receives.
+ * The segment's TCP header and IP addresses (4 or 16 bytes each), as
+ * pointers into the packet; -1 when they are not in it.
  */
-static __always_inline int tcp_flow_key(const struct ctx *c, const struct pkt *pkt,
-					bool egress, struct flow_key *fk)
+static __always_inline int tcp_addrs(const struct ctx *c, const struct pkt *pkt,
+				     struct tcphdr **th, const void **src, const void **dst)
 {
-	struct tcphdr *th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
-	const void *src, *dst;
-
-	if (!th)
+	*th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
+	if (!*th)
 		return -1;
 	if (pkt->family == FLOW_FAMILY_IPV4) {
 		struct iphdr *iph = ctx_ptr(c, pkt->l3_off, IPV4_HLEN_MIN);
 
 		if (!iph)
 			return -1;
-		src = &iph->saddr;
-		dst = &iph->daddr;
+		*src = &iph->saddr;
+		*dst = &iph->daddr;
 	} else {
 		struct ipv6hdr *ip6h = ctx_ptr(c, pkt->l3_off, IPV6_HLEN);
 
 		if (!ip6h)
 			return -1;
-		src = &ip6h->saddr;
-		dst = &ip6h->daddr;
+		*src = &ip6h->saddr;
+		*dst = &ip6h->daddr;
 	}
+	return 0;
+}
+
+/*
+ * The flow key of a TCP segment. Local is the protected host: the source of
+ * what it sends (egress), the destination of what it receives.
+ */
+static __always_inline int tcp_flow_key(const struct ctx *c, const struct pkt *pkt,
+					bool egress, struct flow_key *fk)
+{
+	const void *src, *dst;
+	struct tcphdr *th;
+
+	if (tcp_addrs(c, pkt, &th, &src, &dst))
+		return -1;
 	if (egress)
 		flow_key_fill(fk, pkt->family, src, dst, th->source, th->dest);
 	else

@@ -406,6 +406,37 @@ assert_isn() { # S HASH KEYHEX LOCAL REMOTE BEFORE AFTER
 	log "ok: ISN $seq = F $f ($hash) + M $m, M in [$lo, $hi]"
 }
 
+# A passive open on A: A serves BYTES each way on A_ADDR:PORT to B's
+# B_ADDR:$CPORT, captured on B's IFACE; both streams intact, and the ISN of
+# A's SYN-ACK as B saw it is the keyed one for $KEY (siphash). $PORT, $CPORT,
+# $NS_A, $NS_B as the caller set them.
+check_passive_open_isn() { # A_ADDR B_ADDR PORT B_IFACE BYTES
+	local a=$1 b=$2 port=$3 iface=$4 bytes=$5 before after seq
+	capture_start "$NS_B" "$iface" "tcp port $port" "$E2E_WORK/b.pcap"
+	before=$(mono_ns)
+	transfer "$NS_A" "$NS_B" "$(ep 4 "$a" "$port")" "$bytes" 60 --local-port "$CPORT"
+	bg_wait client
+	after=$(mono_ns)
+	bg_wait server
+	capture_stop
+	assert_transfer_intact "$bytes" server
+	seq=$(syn_isn_from_capture "$E2E_WORK/b.pcap" "$a")
+	assert_isn "$seq" siphash "$KEY" "$(ep 4 "$a" "$port")" "$(ep 4 "$b" "$CPORT")" "$before" "$after"
+}
+
+# A hand-made peer (tcp_craft.py) in NS talks from SPORT, where NS's own
+# stack has no socket: keep that stack from resetting the connection.
+craft_quiet_stack() { # NS SPORT
+	in_ns "$1" nft -f - <<-EOF || fail "nft rule in $1"
+	table inet isng_e2e_craft {
+		chain output {
+			type filter hook output priority 0; policy accept;
+			tcp sport $2 tcp flags rst drop
+		}
+	}
+	EOF
+}
+
 # ---- figures ----
 
 # The TCP/ICMP counters that tell how a transfer went, from NS's own stack.

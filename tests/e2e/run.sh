@@ -281,15 +281,7 @@ test_host_rst_answering_bad_ack_keeps_the_handshake() {
 	local sport=40777 first second rst acked
 	require_cmd python3 nft
 	setup_guarded
-	# B's own stack has no socket for the hand-made connection: keep it quiet.
-	in_ns "$NS_B" nft -f - <<-EOF || fail "nft rule in $NS_B"
-	table inet isng_e2e_craft {
-		chain output {
-			type filter hook output priority 0; policy accept;
-			tcp sport $sport tcp flags rst drop
-		}
-	}
-	EOF
+	craft_quiet_stack "$NS_B" "$sport"
 	bg_start server "$NS_A" "$TCP_XFER" server --listen "$A4:$PORT" --timeout 30
 	wait_listen "$NS_A" $PORT
 	capture_start "$NS_B" "$IF_B" "tcp port $PORT" "$E2E_WORK/b.pcap"
@@ -467,7 +459,7 @@ test_jumbo_mtu_9000_native_xdp() {
 # IP header is the frame's first byte. A and B talk over a tun link of their
 # own; the datapath on A's tun must rewrite the ISN and translate.
 test_l3_tun_device_is_translated() {
-	local a=10.201.0.1 b=10.201.0.2 before after seq
+	local a=10.201.0.1 b=10.201.0.2 i
 	is_baseline && skip "needs the datapath (ISNG_BASELINE=1)"
 	[ -c /dev/net/tun ] || skip "needs /dev/net/tun"
 	topo_up
@@ -485,16 +477,7 @@ test_l3_tun_device_is_translated() {
 	KEY=$(new_key_file "$E2E_WORK/key")
 	isng attach tun0 --xdp-mode skb || fail "isng attach tun0"
 	isng key set --from-file "$E2E_WORK/key" || fail "isng key set"
-	capture_start "$NS_B" tun0 "tcp port $PORT" "$E2E_WORK/b.pcap"
-	before=$(mono_ns)
-	transfer "$NS_A" "$NS_B" "$(ep 4 "$a" $PORT)" 4M 60 --local-port $CPORT
-	bg_wait client
-	after=$(mono_ns)
-	bg_wait server
-	capture_stop
-	assert_transfer_intact 4M server
-	seq=$(syn_isn_from_capture "$E2E_WORK/b.pcap" "$a")
-	assert_isn "$seq" siphash "$KEY" "$(ep 4 "$a" $PORT)" "$(ep 4 "$b" $CPORT)" "$before" "$after"
+	check_passive_open_isn "$a" "$b" "$PORT" tun0 4M
 	assert_gt "$(isng_counter ack_translated)" 0 "acks translated on tun0"
 }
 

@@ -139,15 +139,7 @@ test_synproxy_data_on_the_third_ack_reaches_the_application() {
 	local sport=40888 acked got
 	require_cmd python3
 	sp_setup
-	# B's own stack has no socket for the hand-made connection: keep it quiet.
-	in_ns "$NS_B" nft -f - <<-EOF || fail "nft rule in $NS_B"
-	table inet isng_e2e_craft {
-		chain output {
-			type filter hook output priority 0; policy accept;
-			tcp sport $sport tcp flags rst drop
-		}
-	}
-	EOF
+	craft_quiet_stack "$NS_B" "$sport"
 	bg_start server "$NS_A" python3 -c "
 import socket
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -250,18 +242,8 @@ test_synproxy_100k_forged_acks_make_no_connection() {
 
 # A port not under --synproxy still gets keyed-ISN rewriting.
 test_synproxy_unprotected_port_keeps_isn_rewriting() {
-	local before after seq
 	sp_setup
-	capture_start "$NS_B" "$IF_B" "tcp port $SP_OTHER_PORT" "$E2E_WORK/b.pcap"
-	before=$(mono_ns)
-	transfer "$NS_A" "$NS_B" "$(ep 4 "$A4" $SP_OTHER_PORT)" 1M 30 --local-port $CPORT
-	bg_wait client
-	after=$(mono_ns)
-	bg_wait server
-	capture_stop
-	assert_transfer_intact 1M server
-	seq=$(syn_isn_from_capture "$E2E_WORK/b.pcap" "$A4")
-	assert_isn "$seq" siphash "$KEY" "$(ep 4 "$A4" $SP_OTHER_PORT)" "$(ep 4 "$B4" $CPORT)" "$before" "$after"
+	check_passive_open_isn "$A4" "$B4" "$SP_OTHER_PORT" "$IF_B" 1M
 	assert_eq "$(isng_counter cookie_sent)" 0 "cookie_sent for the unprotected port"
 }
 
