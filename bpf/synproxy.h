@@ -303,39 +303,20 @@ static __always_inline __u16 synack_tcp_csum(const __u32 *words, __u32 tcp_len,
 static __always_inline int synack_store_tcp(const struct ctx *c, __u32 off, const __u32 *words,
 					    __u32 tcp_len)
 {
-	void *p;
+	__u32 i;
 
-	/* Constant sizes for the verifier: Linux's layouts give these five. */
-	switch (tcp_len) {
-	case 24:
-		p = ctx_ptr(c, off, 24);
-		if (p)
-			__builtin_memcpy(p, words, 24);
-		break;
-	case 28:
-		p = ctx_ptr(c, off, 28);
-		if (p)
-			__builtin_memcpy(p, words, 28);
-		break;
-	case 32:
-		p = ctx_ptr(c, off, 32);
-		if (p)
-			__builtin_memcpy(p, words, 32);
-		break;
-	case 36:
-		p = ctx_ptr(c, off, 36);
-		if (p)
-			__builtin_memcpy(p, words, 36);
-		break;
-	case 40:
-		p = ctx_ptr(c, off, 40);
-		if (p)
-			__builtin_memcpy(p, words, 40);
-		break;
-	default:
-		p = NULL;
+#pragma unroll
+	for (i = 0; i < SYNACK_MAX_WORDS; i++) {
+		__u32 *word;
+
+		if (i * 4 >= tcp_len)
+			break;
+		word = ctx_ptr(c, off + i * 4, sizeof(*word));
+		if (!word)
+			return -1;
+		*word = words[i];
 	}
-	return p ? 0 : -1;
+	return 0;
 }
 
 /*
