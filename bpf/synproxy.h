@@ -82,7 +82,8 @@ static __always_inline bool synproxy_port_protected(__be16 port)
 /*
  * Auto mode: the port's SYN rate over the last window of at least a second
  * switches cookies on above the threshold and off again below half of it,
- * so a rate near the threshold does not flap. Windows are per port and
+ * so a rate near the threshold does not flap; a second with no SYN at all
+ * counts as rate 0. Windows are per port and
  * shared by all CPUs; a race at a window's end loses a few counts, no more.
  */
 static __always_inline bool synproxy_auto_active(const struct synproxy_config *sp, __be16 port)
@@ -97,7 +98,12 @@ static __always_inline bool synproxy_auto_active(const struct synproxy_config *s
 	now = bpf_ktime_get_coarse_ns();
 	elapsed = now - rate->window_start_ns;
 	if (elapsed >= NSEC_PER_SEC) {
-		per_sec = (__u64)rate->syns * NSEC_PER_SEC / elapsed;
+		/*
+		 * A whole second without a SYN: the port is quiet now, whatever
+		 * the window counted before it (a flood that just stopped).
+		 */
+		per_sec = now - rate->last_syn_ns >= NSEC_PER_SEC
+				  ? 0 : (__u64)rate->syns * NSEC_PER_SEC / elapsed;
 		was = rate->active;
 		on = was ? per_sec * 2 >= sp->syn_threshold : per_sec > sp->syn_threshold;
 		rate->window_start_ns = now;
@@ -107,6 +113,7 @@ static __always_inline bool synproxy_auto_active(const struct synproxy_config *s
 			stat_inc(on ? STAT_AUTO_ON : STAT_AUTO_OFF);
 	}
 	__sync_fetch_and_add(&rate->syns, 1);
+	rate->last_syn_ns = now;
 	return rate->active;
 }
 

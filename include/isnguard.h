@@ -364,7 +364,8 @@ struct synproxy_config {
 
 /* Per-port SYN rate for auto mode (map isn_syn_rate, indexed by port). */
 struct syn_rate {
-	__u64 window_start_ns;	/* start of the current one-second window */
+	__u64 window_start_ns;	/* start of the current window (at least a second) */
+	__u64 last_syn_ns;	/* the latest SYN: a quiet second means the rate is 0 */
 	__u32 syns;		/* SYNs in the current window */
 	__u32 active;		/* 1 while cookies answer this port */
 };

@@ -104,12 +104,13 @@ TEST(test_abi_synproxy_records_match_btf)
 		MEMBER(synproxy_config, window), MEMBER(synproxy_config, pad),
 	};
 	static const struct abi_member rate_members[] = {
-		MEMBER(syn_rate, window_start_ns), MEMBER(syn_rate, syns), MEMBER(syn_rate, active),
+		MEMBER(syn_rate, window_start_ns), MEMBER(syn_rate, last_syn_ns),
+		MEMBER(syn_rate, syns), MEMBER(syn_rate, active),
 	};
 
 	check_struct(DATAPATH_OBJ, "synproxy_config", sizeof(struct synproxy_config),
 		     config_members, 6);
-	check_struct(DATAPATH_OBJ, "syn_rate", sizeof(struct syn_rate), rate_members, 3);
+	check_struct(DATAPATH_OBJ, "syn_rate", sizeof(struct syn_rate), rate_members, 4);
 }
 
 TEST(test_abi_flow_state_matches_btf)
@@ -193,7 +194,7 @@ TEST(test_abi_structs_have_no_implicit_padding)
 	ASSERT_EQ(sizeof(struct isn_key), ISN_KEY_LEN, "isn_key size");
 	ASSERT_EQ(sizeof(struct isn_config), 8 * 4 + 8 + 2 * 4, "isn_config size");
 	ASSERT_EQ(sizeof(struct synproxy_config), 6 * 4, "synproxy_config size");
-	ASSERT_EQ(sizeof(struct syn_rate), 8 + 2 * 4, "syn_rate size");
+	ASSERT_EQ(sizeof(struct syn_rate), 2 * 8 + 2 * 4, "syn_rate size");
 	ASSERT_EQ(sizeof(struct flow_state), 8 * 4 + 2 * 8, "flow_state size");
 	ASSERT_EQ(sizeof(struct flow_sweeper), 16 + 2 * 4, "flow_sweeper size");
 	ASSERT_EQ(sizeof(struct link_key), 8 + 4 + 4, "link_key size");

@@ -491,7 +491,7 @@ TEST(test_synproxy_auto_switches_on_above_threshold_and_off_below_half)
 
 	/* 300 SYNs in the last two seconds, 150/s: above 100, cookies go on. */
 	rate = (struct syn_rate){ .window_start_ns = mono_coarse_ns() - 2000000000ULL,
-				  .syns = 300 };
+				  .last_syn_ns = mono_coarse_ns(), .syns = 300 };
 	on = dp_stat(STAT_AUTO_ON);
 	if (!dp_set_syn_rate(SP_PORT, &rate))
 		return;
@@ -500,19 +500,32 @@ TEST(test_synproxy_auto_switches_on_above_threshold_and_off_below_half)
 
 	/* 120 in two seconds, 60/s: above half the threshold, cookies stay on. */
 	rate = (struct syn_rate){ .window_start_ns = mono_coarse_ns() - 2000000000ULL,
-				  .syns = 120, .active = 1 };
+				  .last_syn_ns = mono_coarse_ns(), .syns = 120, .active = 1 };
 	if (!dp_set_syn_rate(SP_PORT, &rate))
 		return;
 	ASSERT_EQ(run_plain_syn(), XDP_TX_VERDICT, "between half and the threshold: still on");
 
 	/* 80 in two seconds, 40/s: below half, off again. */
 	rate = (struct syn_rate){ .window_start_ns = mono_coarse_ns() - 2000000000ULL,
-				  .syns = 80, .active = 1 };
+				  .last_syn_ns = mono_coarse_ns(), .syns = 80, .active = 1 };
 	off = dp_stat(STAT_AUTO_OFF);
 	if (!dp_set_syn_rate(SP_PORT, &rate))
 		return;
 	ASSERT_EQ(run_plain_syn(), XDP_PASS_VERDICT, "below half the threshold: passed");
 	ASSERT_EQ(dp_stat(STAT_AUTO_OFF), off + 1, "synproxy_auto_off");
+
+	/*
+	 * A flood's 100000 SYNs in the window, then a quiet second: the flood
+	 * is over, whatever the window counted; off at the next SYN.
+	 */
+	rate = (struct syn_rate){ .window_start_ns = mono_coarse_ns() - 2200000000ULL,
+				  .last_syn_ns = mono_coarse_ns() - 1200000000ULL,
+				  .syns = 100000, .active = 1 };
+	off = dp_stat(STAT_AUTO_OFF);
+	if (!dp_set_syn_rate(SP_PORT, &rate))
+		return;
+	ASSERT_EQ(run_plain_syn(), XDP_PASS_VERDICT, "after a quiet second: passed");
+	ASSERT_EQ(dp_stat(STAT_AUTO_OFF), off + 1, "synproxy_auto_off after a quiet second");
 }
 
 /* ---- cookie ACKs at tc ------------------------------------------------- */
