@@ -535,12 +535,9 @@ static void run_translate_row_laid_out(const struct translate_row *row, enum sac
 		want = in;
 		if (row->flags & TH_ACK)
 			want.ack = in.ack - st.seq_delta;
+		/* SACK edges back by delta; options after a malformed one stay as they were */
 		want.tcp_opts_len = 0;
 		add_options(&want, row, layout, st.host_isn + 1, 0);
-		if (row->bad_option) {	/* untouched after the bad option */
-			want.tcp_opts_len = 0;
-			add_options(&want, row, layout, st.host_isn + 1, 0);
-		}
 	} else {
 		host_segment(&in, family, lport, rport, row->flags, st.host_isn + 1 + 777, 0x33330000);
 		add_options(&in, row, layout, 0x33330000 - 10000, 0);

@@ -125,11 +125,6 @@ static int count_chunk(const struct flow_key *keys, const struct flow_state *sta
 	return 0;
 }
 
-int flow_table_count(int fd, size_t *count)
-{
-	*count = 0;
-	return flow_table_walk(fd, count_chunk, count);
-}
 
 int flow_tables_open(const char *cmd, struct flow_tables *t)
 {

@@ -43,9 +43,6 @@ typedef int (*flow_chunk_fn)(const struct flow_key *keys,
 /* Visits every entry of the flow table in chunks. Returns 0 or -errno. */
 int flow_table_walk(int fd, flow_chunk_fn visit, void *ctx);
 
-/* Number of entries in the flow table. Returns 0 or -errno. */
-int flow_table_count(int fd, size_t *count);
-
 /* Both flow tables: the connections (isn_flows) and the handshakes (isn_opening). */
 struct flow_tables {
 	int fd[2];
