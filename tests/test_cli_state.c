@@ -376,7 +376,7 @@ TEST(test_flows_json_lists_a_planted_flow_with_its_fields)
 	const char *want = "{\"flows\":[{\"family\":4,\"local\":\"10.0.0.1:80\",\"remote\":\"10.0.0.2:40000\","
 			   "\"phase\":\"established\",\"open\":\"passive\",\"hash\":\"md5\","
 			   "\"host_isn\":1000,\"wire_isn\":2147483648,\"seq_delta\":2147482648,"
-			   "\"flags\":6,\"age_s\":";
+			   "\"flags\":[\"passive_open\",\"established\"],\"age_s\":";
 	struct pinned_state st;
 	struct cli_result res;
 	double age_s = 0, idle_s = 0;

@@ -108,6 +108,22 @@ static void format_flow_end(const struct flow_key *key, bool local, char *buf, s
 	format_endpoint(&ep, buf, len);
 }
 
+/* enum flow_flag, by bit: what `flows --json` prints for a flow's flags. */
+static const char *const flag_names[] = {
+	"active_open", "passive_open", "established", "fin_local", "fin_remote",
+	"rst_local", "rst_remote", "rst_remote_accepted", "host_acked", "moved",
+};
+
+static void print_flag_names(struct json_writer *jw, __u32 flags)
+{
+	jw_name(jw, "flags");
+	jw_start_array(jw);
+	for (__u32 bit = 0; bit < sizeof(flag_names) / sizeof(flag_names[0]); bit++)
+		if (flags & (1u << bit))
+			jw_string(jw, flag_names[bit]);
+	jw_end_array(jw);
+}
+
 static const char *open_name(__u32 flags)
 {
 	if (flags & FLOW_F_ACTIVE_OPEN)
@@ -156,7 +172,7 @@ static void print_flows_json(const struct flow_list *list, __u64 now_ns)
 		jw_uint_field(&jw, "host_isn", e->state.host_isn);
 		jw_uint_field(&jw, "wire_isn", e->state.wire_isn);
 		jw_uint_field(&jw, "seq_delta", e->state.seq_delta);
-		jw_uint_field(&jw, "flags", e->state.flags);
+		print_flag_names(&jw, e->state.flags);
 		jw_double_field(&jw, "age_s", seconds_since(e->state.created_ns, now_ns), 3);
 		jw_double_field(&jw, "idle_s", seconds_since(e->state.last_seen_ns, now_ns), 3);
 		jw_end_object(&jw);
