@@ -35,7 +35,8 @@ static __always_inline int ingress_sack(const struct ctx *c, const struct pkt *p
 	    !ctx_load_be32(c, pkt->l4_off + TCP_HLEN_MIN, &first) &&
 	    first == bpf_htonl(TCPOPT_TSTAMP_HDR))
 		return 0;
-	tcpopt_walk(c, pkt, &opts);
+	if (!tcpopt_sack_fast(c, pkt, &opts))
+		tcpopt_walk(c, pkt, &opts);
 	for (i = 0; i < MAX_SACK_BLOCKS; i++) {
 		__u32 edge = opts.sack_off + i * TCPOLEN_SACK_BLOCK;
 

@@ -91,6 +91,51 @@ static long tcpopt_step_skb(__u32 index __maybe_unused, struct tcpopt_walk *w)
 	return tcpopt_step(w, opt[0], opt[1]);
 }
 
+/* NOP, NOP, SACK filling the left option bytes at off exactly: its block count, or 0. */
+static __always_inline __u32 tcpopt_sack_at(const struct ctx *c, __u64 off, __u32 left)
+{
+	__u32 v, len;
+	__be32 w;
+
+	if (left < 4 + TCPOLEN_SACK_BLOCK || ctx_load_be32(c, off, &w))
+		return 0;
+	v = bpf_ntohl(w);
+	len = v & 0xff;
+	if (v >> 8 != (TCPOPT_NOP << 16 | TCPOPT_NOP << 8 | TCPOPT_SACK) || 2 + len != left ||
+	    (len - TCPOLEN_SACK_BASE) % TCPOLEN_SACK_BLOCK ||
+	    len > TCPOLEN_SACK_BASE + MAX_SACK_BLOCKS * TCPOLEN_SACK_BLOCK)
+		return 0;
+	return (len - TCPOLEN_SACK_BASE) / TCPOLEN_SACK_BLOCK;
+}
+
+/*
+ * The SACK layouts real stacks send, read directly: NOP, NOP, timestamps,
+ * then NOP, NOP, SACK (Linux, FreeBSD); or NOP, NOP, SACK alone (no
+ * timestamps: Windows). False for anything else, which the walk handles.
+ */
+static __always_inline bool tcpopt_sack_fast(const struct ctx *c, const struct pkt *pkt,
+					     struct tcp_opts *opts)
+{
+	__u64 base = pkt->l4_off + TCP_HLEN_MIN;
+	__u32 optlen = pkt->tcp_hlen - TCP_HLEN_MIN, blocks, skip = 0;
+	__be32 first;
+
+	if (ctx_load_be32(c, base, &first))
+		return false;
+	if (first == bpf_htonl(TCPOPT_TSTAMP_HDR)) {
+		if (optlen <= TCPOLEN_TSTAMP_ALIGNED)
+			return false;
+		skip = TCPOLEN_TSTAMP_ALIGNED;
+	}
+	blocks = tcpopt_sack_at(c, base + skip, optlen - skip);
+	if (!blocks)
+		return false;
+	opts->sack_off = base + skip + 4;
+	opts->sack_blocks = blocks;
+	opts->is_signed = false;
+	return true;
+}
+
 static __always_inline void tcpopt_walk(const struct ctx *c, const struct pkt *pkt,
 					struct tcp_opts *opts)
 {
