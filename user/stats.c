@@ -131,6 +131,21 @@ static void stats_source_close(struct stats_source *src)
 	free(src->per_cpu);
 }
 
+/* --max-flows from the config, else fallback (the connections' table's size). */
+static __u32 configured_max_flows(__u32 fallback)
+{
+	int fd = pinned_map_open(ISN_MAP_CONFIG);
+	struct isn_config cfg;
+	__u32 zero = 0, max_flows = fallback;
+
+	if (fd < 0)
+		return fallback;
+	if (!bpf_map_lookup_elem(fd, &zero, &cfg) && cfg.max_flows)
+		max_flows = cfg.max_flows;
+	close(fd);
+	return max_flows;
+}
+
 static int stats_source_open(struct stats_source *src)
 {
 	int err;
@@ -142,8 +157,7 @@ static int stats_source_open(struct stats_source *src)
 	err = flow_tables_open("stats", &src->flows);
 	if (err)
 		return err;
-	/* The connections' table: the handshake table only ever holds a part of it. */
-	src->flows_max = src->flows.max_entries[0];
+	src->flows_max = configured_max_flows(src->flows.max_entries[0]);
 	src->ncpus = libbpf_num_possible_cpus();
 	if (src->ncpus < 0) {
 		cli_error("stats: count possible CPUs: %s", strerror(-src->ncpus));
