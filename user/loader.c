@@ -664,14 +664,11 @@ static int check_device(const struct attach_request *req, int ifindex, bool *l3)
 	return err;
 }
 
-static int attach_locked(const struct attach_request *req, int ifindex)
+/* Before anything changes: not attached yet, a device isnguard can serve, the table size. */
+static int attach_preflight(const struct attach_request *req, int ifindex, bool *l3, bool *fresh,
+			    uint32_t *max_flows)
 {
-	struct ingress_attached in = { 0 };
-	struct isnguard *skel = NULL;
 	struct attachment att;
-	uint32_t max_flows, egress_id = 0;
-	bool fresh, created_hook = false, l3;
-	char msg[128];
 	int err;
 
 	loader_query(ifindex, &att);
@@ -680,61 +677,116 @@ static int attach_locked(const struct attach_request *req, int ifindex)
 			  req->ifname, req->ifname);
 		return -EEXIST;
 	}
-	err = check_device(req, ifindex, &l3);
+	err = check_device(req, ifindex, l3);
 	if (err)
 		return err;
-	fresh = !pinned_state_exists();
-	err = pick_max_flows(req, fresh, &max_flows);
-	if (err)
-		return err;
+	*fresh = !pinned_state_exists();
+	return pick_max_flows(req, *fresh, max_flows);
+}
+
+/* The object, sized and set for this device, over the pinned maps that exist. */
+static int open_object(const struct attach_request *req, bool l3, uint32_t max_flows,
+		       struct isnguard **skel)
+{
+	char msg[128];
+	int err;
+
 	if (mkdir(pin_dir(), 0700) && errno != EEXIST) {
 		err = -errno;
 		cli_error("attach %s: create %s: %s", req->ifname, pin_dir(), strerror(errno));
 		return err;
 	}
-
-	skel = isnguard__open();
-	if (!skel) {
+	*skel = isnguard__open();
+	if (!*skel) {
 		err = -errno;
 		libbpf_message(msg, sizeof(msg), err);
 		cli_error("attach %s: open the BPF object: %s", req->ifname, msg);
-		goto undo;
+		return err;
 	}
-	skel->rodata->l3_device = l3;
-	bpf_map__set_max_entries(skel->maps.isn_flows, isn_flows_capacity(max_flows));
-	bpf_map__set_max_entries(skel->maps.isn_opening, isn_opening_size(max_flows));
-	err = reuse_pinned_maps(skel);
+	(*skel)->rodata->l3_device = l3;
+	bpf_map__set_max_entries((*skel)->maps.isn_flows, isn_flows_capacity(max_flows));
+	bpf_map__set_max_entries((*skel)->maps.isn_opening, isn_opening_size(max_flows));
+	err = reuse_pinned_maps(*skel);
 	if (err) {
 		libbpf_message(msg, sizeof(msg), err);
 		cli_error("attach %s: reuse the pinned maps in %s: %s", req->ifname, pin_dir(), msg);
-		goto undo;
 	}
-	err = attach_ingress(skel, req, ifindex, &in, &created_hook);
-	if (err)
-		goto undo;
-	err = pin_new_maps(skel);
+	return err;
+}
+
+/* Pins, key, config and SYN-proxy settings; before egress attaches, so no SYN leaves unkeyed. */
+static int write_state(struct isnguard *skel, const struct attach_request *req, bool fresh,
+		       uint32_t max_flows)
+{
+	char msg[128];
+	int err = pin_new_maps(skel);
+
 	if (err) {
 		libbpf_message(msg, sizeof(msg), err);
 		cli_error("attach %s: pin the maps in %s: %s", req->ifname, pin_dir(), msg);
-		goto undo;
+		return err;
 	}
-
-	/* Key and mode before egress attaches: no SYN may leave with an unset key. */
 	err = fresh ? write_fresh_key(skel) : 0;
 	if (!err)
 		err = write_config(skel, req->hash, fresh, max_flows);
 	if (err) {
 		cli_error("attach %s: initialise key and config: %s", req->ifname, strerror(-err));
-		goto undo;
+		return err;
 	}
 	if (req->synproxy) {
 		err = write_synproxy(skel, req->synproxy);
-		if (err) {
+		if (err)
 			cli_error("attach %s: write the SYN-proxy settings: %s", req->ifname,
 				  strerror(-err));
-			goto undo;
-		}
 	}
+	return err;
+}
+
+static void print_attached(const struct attach_request *req, const struct ingress_attached *in,
+			   uint32_t egress_id, uint32_t max_flows, bool fresh)
+{
+	struct json_writer jw;
+
+	if (!req->json) {
+		printf("attached to %s: ingress %s%s, egress tc, flow table %u entries (%s)\n",
+		       req->ifname, link_ingress_name(req->ingress),
+		       !in->cookie_prog_id ? "" : req->ingress == LINK_INGRESS_TC
+							  ? " + xdp SYN cookies" : " + tc cookie ACKs",
+		       max_flows, fresh ? "new state, fresh key" : "kept state and key");
+		return;
+	}
+	jw_init(&jw, stdout);
+	jw_start_object(&jw);
+	jw_string_field(&jw, "attached", req->ifname);
+	jw_string_field(&jw, "ingress", link_ingress_name(req->ingress));
+	jw_uint_field(&jw, "ingress_prog_id", in->prog_id);
+	jw_uint_field(&jw, "egress_prog_id", egress_id);
+	jw_uint_field(&jw, "synproxy_prog_id", in->cookie_prog_id);
+	jw_uint_field(&jw, "max_flows", max_flows);
+	jw_string_field(&jw, "state", fresh ? "new" : "kept");
+	jw_end_object(&jw);
+	jw_finish(&jw);
+}
+
+static int attach_locked(const struct attach_request *req, int ifindex)
+{
+	struct ingress_attached in = { 0 };
+	struct isnguard *skel = NULL;
+	uint32_t max_flows, egress_id = 0;
+	bool fresh, created_hook = false, l3;
+	char msg[128];
+	int err;
+
+	err = attach_preflight(req, ifindex, &l3, &fresh, &max_flows);
+	if (err)
+		return err;
+	err = open_object(req, l3, max_flows, &skel);
+	if (!err)
+		err = attach_ingress(skel, req, ifindex, &in, &created_hook);
+	if (!err)
+		err = write_state(skel, req, fresh, max_flows);
+	if (err)
+		goto undo;
 	err = attach_tc(ifindex, BPF_TC_EGRESS, skel->progs.isnguard_tc_egress, &created_hook,
 			&egress_id);
 	if (err) {
@@ -748,27 +800,7 @@ static int attach_locked(const struct attach_request *req, int ifindex)
 		detach_tc(ifindex, BPF_TC_EGRESS);
 		goto undo;
 	}
-	if (req->json) {
-		struct json_writer jw;
-
-		jw_init(&jw, stdout);
-		jw_start_object(&jw);
-		jw_string_field(&jw, "attached", req->ifname);
-		jw_string_field(&jw, "ingress", link_ingress_name(req->ingress));
-		jw_uint_field(&jw, "ingress_prog_id", in.prog_id);
-		jw_uint_field(&jw, "egress_prog_id", egress_id);
-		jw_uint_field(&jw, "synproxy_prog_id", in.cookie_prog_id);
-		jw_uint_field(&jw, "max_flows", max_flows);
-		jw_string_field(&jw, "state", fresh ? "new" : "kept");
-		jw_end_object(&jw);
-		jw_finish(&jw);
-	} else {
-		printf("attached to %s: ingress %s%s, egress tc, flow table %u entries (%s)\n",
-		       req->ifname, link_ingress_name(req->ingress),
-		       !in.cookie_prog_id ? "" : req->ingress == LINK_INGRESS_TC
-							 ? " + xdp SYN cookies" : " + tc cookie ACKs",
-		       max_flows, fresh ? "new state, fresh key" : "kept state and key");
-	}
+	print_attached(req, &in, egress_id, max_flows, fresh);
 	xdp_program__close(in.xdp_prog);
 	isnguard__destroy(skel);
 	return 0;
