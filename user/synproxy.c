@@ -394,6 +394,84 @@ static int open_synproxy_maps(int *config_fd, int *ports_fd)
 	return 0;
 }
 
+/* What `isnguard synproxy` was asked: nothing (show), or a change. */
+struct synproxy_params {
+	int mode;		/* -1: keep (or always, when switching on) */
+	uint32_t threshold;	/* 0: keep (or the default) */
+	const char *spec;	/* PORTS, "off", or NULL */
+	uint64_t wanted[SYNPROXY_PORT_WORDS];
+	bool json;
+};
+
+static int parse_synproxy_args(struct cli_parser *p, int argc, char **argv,
+			       struct synproxy_params *prm)
+{
+	const char *why;
+	int c;
+
+	cli_parser_init(p);
+	while ((c = cli_next_option(p, argc, argv)) != -1) {
+		switch (c) {
+		case OPT_MODE:
+			prm->mode = synproxy_mode_from_name(optarg);
+			if (prm->mode < 0)
+				return cli_usage_error(p, "unknown mode '%s': use always or auto", optarg);
+			break;
+		case OPT_THRESHOLD:
+			if (synproxy_parse_threshold(optarg, &prm->threshold, &why))
+				return cli_usage_error(p, "bad --syn-threshold '%s': %s", optarg, why);
+			break;
+		case OPT_JSON:
+			prm->json = true;
+			break;
+		case OPT_HELP:
+			cli_usage(p, stdout);
+			return CLI_HELP_SHOWN;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (optind + 1 < argc)
+		return cli_usage_error(p, "unexpected argument '%s'", argv[optind + 1]);
+	if (optind < argc)
+		prm->spec = argv[optind];
+	if (prm->spec && strcmp(prm->spec, "off") &&
+	    synproxy_parse_ports(prm->spec, prm->wanted, &why))
+		return cli_usage_error(p, "bad port list '%s': %s", prm->spec, why);
+	return 0;
+}
+
+/*
+ * The settings after the change asked for, from those before: "off" clears
+ * the ports; ports, a mode or a threshold switch it on or adjust it, with
+ * the host's stack read again. Returns 0, EXIT_USAGE or EXIT_RUNTIME.
+ */
+static int synproxy_change(const struct cli_parser *p, const struct synproxy_params *prm,
+			   struct synproxy_config *cfg, uint64_t *ports)
+{
+	const struct synproxy_config before = *cfg;
+
+	if (!prm->spec && before.mode == SYNPROXY_OFF)
+		return cli_usage_error(p, "the SYN proxy is off: name the ports to switch it on");
+	if (prm->spec && !strcmp(prm->spec, "off")) {
+		cfg->mode = SYNPROXY_OFF;
+		memset(ports, 0, SYNPROXY_PORT_WORDS * sizeof(*ports));
+		return 0;
+	}
+	if (prm->spec)
+		memcpy(ports, prm->wanted, SYNPROXY_PORT_WORDS * sizeof(*ports));
+	cfg->mode = prm->mode >= 0 ? (uint32_t)prm->mode
+				   : before.mode != SYNPROXY_OFF ? before.mode : SYNPROXY_ALWAYS;
+	if (prm->threshold)
+		cfg->syn_threshold = prm->threshold;
+	else if (!cfg->syn_threshold)
+		cfg->syn_threshold = SYNPROXY_DEFAULT_THRESHOLD;
+	if (synproxy_check_host(p->cmd))
+		return EXIT_RUNTIME;
+	synproxy_host_params(cfg);
+	return 0;
+}
+
 int do_synproxy(int argc, char **argv)
 {
 	struct cli_parser p = {
@@ -406,93 +484,41 @@ int do_synproxy(int argc, char **argv)
 			   "net.ipv4.tcp_syncookies 1 or 2 in this network namespace.",
 		.options = synproxy_options,
 	};
-	static uint64_t ports[SYNPROXY_PORT_WORDS], wanted[SYNPROXY_PORT_WORDS];
-	struct synproxy_config cfg, before;
-	int mode = -1, c, err, config_fd, ports_fd;
-	uint32_t threshold = 0;
-	const char *why, *spec = NULL;
-	bool json = false, change;
+	static struct synproxy_params prm;
+	static uint64_t ports[SYNPROXY_PORT_WORDS];
+	struct synproxy_config cfg;
+	int err, config_fd, ports_fd;
 	struct json_writer jw;
 
-	cli_parser_init(&p);
-	while ((c = cli_next_option(&p, argc, argv)) != -1) {
-		switch (c) {
-		case OPT_MODE:
-			mode = synproxy_mode_from_name(optarg);
-			if (mode < 0)
-				return cli_usage_error(&p, "unknown mode '%s': use always or auto", optarg);
-			break;
-		case OPT_THRESHOLD:
-			if (synproxy_parse_threshold(optarg, &threshold, &why))
-				return cli_usage_error(&p, "bad --syn-threshold '%s': %s", optarg, why);
-			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case OPT_HELP:
-			cli_usage(&p, stdout);
-			return 0;
-		default:
-			return EXIT_USAGE;
-		}
-	}
-	if (optind + 1 < argc)
-		return cli_usage_error(&p, "unexpected argument '%s'", argv[optind + 1]);
-	if (optind < argc)
-		spec = argv[optind];
-	change = spec || mode >= 0 || threshold;
-	if (spec && strcmp(spec, "off") && synproxy_parse_ports(spec, wanted, &why))
-		return cli_usage_error(&p, "bad port list '%s': %s", spec, why);
+	prm = (struct synproxy_params){ .mode = -1 };
+	err = parse_synproxy_args(&p, argc, argv, &prm);
+	if (err)
+		return err == CLI_HELP_SHOWN ? 0 : err;
 	if (require_root(p.cmd))
 		return EXIT_RUNTIME;
 	if (open_synproxy_maps(&config_fd, &ports_fd))
 		return EXIT_RUNTIME;
-	err = synproxy_read(config_fd, ports_fd, &before, ports);
+	err = synproxy_read(config_fd, ports_fd, &cfg, ports);
 	if (err) {
 		cli_error("synproxy: read %s: %s", ISN_MAP_SYNPROXY, strerror(-err));
-		goto out;
-	}
-	cfg = before;
-	if (change) {
-		if (!spec && before.mode == SYNPROXY_OFF) {
-			err = cli_usage_error(&p, "the SYN proxy is off: name the ports to switch it on");
-			goto out_close;
-		}
-		if (spec && !strcmp(spec, "off")) {
-			cfg.mode = SYNPROXY_OFF;
-			memset(ports, 0, sizeof(ports));
-		} else {
-			if (spec)
-				memcpy(ports, wanted, sizeof(ports));
-			cfg.mode = mode >= 0 ? (uint32_t)mode
-					     : before.mode != SYNPROXY_OFF ? before.mode : SYNPROXY_ALWAYS;
-			if (threshold)
-				cfg.syn_threshold = threshold;
-			else if (!cfg.syn_threshold)
-				cfg.syn_threshold = SYNPROXY_DEFAULT_THRESHOLD;
-			if (synproxy_check_host(p.cmd)) {
-				err = -EPERM;
-				goto out;
-			}
-			synproxy_host_params(&cfg);
-		}
-		err = synproxy_write(config_fd, ports_fd, &cfg, ports);
-		if (err) {
+		err = EXIT_RUNTIME;
+	} else if (prm.spec || prm.mode >= 0 || prm.threshold) {
+		err = synproxy_change(&p, &prm, &cfg, ports);
+		if (!err && (err = synproxy_write(config_fd, ports_fd, &cfg, ports))) {
 			cli_error("synproxy: update %s: %s", ISN_MAP_SYNPROXY, strerror(-err));
-			goto out;
+			err = EXIT_RUNTIME;
 		}
 	}
-	if (json) {
+	close(config_fd);
+	close(ports_fd);
+	if (err)
+		return err;
+	if (prm.json) {
 		jw_init(&jw, stdout);
 		synproxy_print(&cfg, ports, &jw);
 		jw_finish(&jw);
 	} else {
 		synproxy_print(&cfg, ports, NULL);
 	}
-out:
-	err = err ? EXIT_RUNTIME : 0;
-out_close:
-	close(config_fd);
-	close(ports_fd);
-	return err;
+	return 0;
 }
