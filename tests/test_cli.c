@@ -214,6 +214,14 @@ static const struct {
 	{ "attach unknown hash", { "attach", "--hash", "sha1", "eth0" }, "unknown hash 'sha1'" },
 	{ "detach without interface", { "detach" }, "missing interface name" },
 	{ "status with an argument", { "status", "eth0" }, "unexpected argument" },
+	{ "watch interval too short", { "stats", "--watch", "0.01" }, "bad --watch '0.01'" },
+	{ "short watch attached", { "stats", "-w0.01" }, "bad --watch '0.01'" },
+	{ "watch then stray word", { "stats", "--watch", "eth0" }, "unexpected argument 'eth0'" },
+	{ "synproxy unknown mode", { "synproxy", "--mode", "sometimes" }, "unknown mode 'sometimes': use always or auto" },
+	{ "synproxy zero threshold", { "synproxy", "--syn-threshold", "0" }, "bad --syn-threshold '0': must be 1-100000000" },
+	{ "synproxy bad ports", { "synproxy", "80,70000" }, "bad port list" },
+	{ "synproxy two arguments", { "synproxy", "80", "off" }, "unexpected argument 'off'" },
+	{ "flows unknown option", { "flows", "--family", "ipx" }, "unknown option --family" },
 };
 
 TEST(test_cli_isn_bad_inputs_exit_2_with_one_line)

@@ -20,29 +20,6 @@
 
 #define MAX_FLOWS_LIMIT (1U << 26)
 
-enum { OPT_HASH = 'H', OPT_XDP_MODE = 'm', OPT_INGRESS = 'i', OPT_MAX_FLOWS = 'n',
-       OPT_KEEP_STATE = 'k', OPT_SYNPROXY = 's', OPT_SYNPROXY_MODE = 'M', OPT_SYN_THRESHOLD = 't',
-       OPT_JSON = CLI_OPT_JSON, OPT_HELP = CLI_OPT_HELP };
-
-static const struct cli_option attach_options[] = {
-	{ "hash", required_argument, OPT_HASH, "MODE",
-	  "siphash (default), md5 or none; kept state keeps its mode unless given" },
-	{ "xdp-mode", required_argument, OPT_XDP_MODE, "MODE", "native (default) or skb" },
-	{ "ingress", required_argument, OPT_INGRESS, "HOOK",
-	  "xdp (default) or tc: tc keeps partial checksums right when the host forwards" },
-	{ "max-flows", required_argument, OPT_MAX_FLOWS, "N",
-	  "flow table size for new state (default 262144)" },
-	{ "synproxy", required_argument, OPT_SYNPROXY, "PORTS",
-	  "answer SYNs to PORTS (22,80,8000-8099 or all) with SYN cookies" },
-	{ "synproxy-mode", required_argument, OPT_SYNPROXY_MODE, "MODE",
-	  "always (default) or auto: cookies only above --syn-threshold" },
-	{ "syn-threshold", required_argument, OPT_SYN_THRESHOLD, "N",
-	  "auto: SYNs per second to one port that switch cookies on (default 1000)" },
-	{ "json", no_argument, OPT_JSON, NULL, "print what was done as one JSON object" },
-	{ "help", no_argument, OPT_HELP, NULL, "show this help" },
-	{ 0 },
-};
-
 /* One positional interface argument after the options. */
 static int take_ifname(struct cli_parser *p, int argc, char **argv, const char **ifname)
 {
@@ -54,8 +31,39 @@ static int take_ifname(struct cli_parser *p, int argc, char **argv, const char *
 	return 0;
 }
 
+static const char *const xdp_modes[] = { "native", "skb", NULL };
+static const char *const ingress_hooks[] = { "xdp", "tc", NULL };
+
+struct attach_params {
+	int hash, xdp_mode, ingress, synproxy_mode;	/* choice indexes, -1 when not given */
+	uint32_t max_flows, syn_threshold;
+	bool json;
+	struct synproxy_request synproxy;
+};
+
 int do_attach(int argc, char **argv)
 {
+	static struct attach_params prm;
+	const struct cli_option options[] = {
+		CLI_OPT_CHOICE("hash", 'H', "MODE", &prm.hash, "hash", isn_hash_choices,
+			       "siphash (default), md5 or none; kept state keeps its mode unless given"),
+		CLI_OPT_CHOICE("xdp-mode", 'm', "MODE", &prm.xdp_mode, "XDP mode", xdp_modes,
+			       "native (default) or skb"),
+		CLI_OPT_CHOICE("ingress", 'i', "HOOK", &prm.ingress, "ingress hook", ingress_hooks,
+			       "xdp (default) or tc: tc keeps partial checksums right when the host forwards"),
+		CLI_OPT_U32("max-flows", 'n', "N", &prm.max_flows, 1, MAX_FLOWS_LIMIT,
+			    "flow table size for new state (default 262144)"),
+		CLI_OPT_CUSTOM("synproxy", required_argument, 's', "PORTS", &prm.synproxy,
+			       synproxy_ports_option,
+			       "answer SYNs to PORTS (22,80,8000-8099 or all) with SYN cookies"),
+		CLI_OPT_CHOICE("synproxy-mode", 'M', "MODE", &prm.synproxy_mode, "--synproxy-mode",
+			       synproxy_modes, "always (default) or auto: cookies only above --syn-threshold"),
+		CLI_OPT_U32("syn-threshold", 't', "N", &prm.syn_threshold, 1, SYNPROXY_MAX_THRESHOLD,
+			    "auto: SYNs per second to one port that switch cookies on (default 1000)"),
+		CLI_JSON_ROW(&prm.json, "print what was done as one JSON object"),
+		CLI_HELP_ROW,
+		{ 0 },
+	};
 	struct cli_parser p = {
 		.cmd = "attach",
 		.args = "IFACE",
@@ -64,134 +72,65 @@ int do_attach(int argc, char **argv)
 			   "(flow table, config, a fresh key from getrandom(2)) under the pin\n"
 			   "directory; later attaches, on other interfaces or after\n"
 			   "'detach --keep-state', reuse it, so live connections keep working.",
-		.options = attach_options,
+		.options = options,
 	};
-	struct attach_request req = { .hash = -1, .ingress = LINK_INGRESS_XDP_NATIVE };
-	static struct synproxy_request sp = { .mode = SYNPROXY_ALWAYS };
-	bool tc_ingress = false, skb_mode = false, sp_mode_given = false;
-	const char *why;
-	uint32_t n;
-	int c, err;
+	struct attach_request req = { .ingress = LINK_INGRESS_XDP_NATIVE };
+	struct synproxy_request *sp = &prm.synproxy;
+	int err;
 
-	cli_parser_init(&p);
-	while ((c = cli_next_option(&p, argc, argv)) != -1) {
-		switch (c) {
-		case OPT_HASH:
-			req.hash = isn_hash_from_name(optarg);
-			if (req.hash < 0)
-				return cli_usage_error(&p, "unknown hash '%s': use siphash, md5 or none", optarg);
-			break;
-		case OPT_XDP_MODE:
-			if (!strcmp(optarg, "native"))
-				skb_mode = false;
-			else if (!strcmp(optarg, "skb"))
-				skb_mode = true;
-			else
-				return cli_usage_error(&p, "unknown XDP mode '%s': use native or skb", optarg);
-			break;
-		case OPT_INGRESS:
-			if (!strcmp(optarg, "xdp"))
-				tc_ingress = false;
-			else if (!strcmp(optarg, "tc"))
-				tc_ingress = true;
-			else
-				return cli_usage_error(&p, "unknown ingress hook '%s': use xdp or tc", optarg);
-			break;
-		case OPT_MAX_FLOWS:
-			if (parse_u32(optarg, &n, &why))
-				return cli_usage_error(&p, "bad --max-flows '%s': %s", optarg, why);
-			if (n < 1 || n > MAX_FLOWS_LIMIT)
-				return cli_usage_error(&p, "bad --max-flows '%s': must be 1-%u", optarg,
-						       MAX_FLOWS_LIMIT);
-			req.max_flows = n;
-			break;
-		case OPT_SYNPROXY:
-			if (synproxy_parse_ports(optarg, sp.ports, &why))
-				return cli_usage_error(&p, "bad --synproxy '%s': %s", optarg, why);
-			sp.enabled = true;
-			break;
-		case OPT_SYNPROXY_MODE:
-			c = synproxy_mode_from_name(optarg);
-			if (c < 0)
-				return cli_usage_error(&p, "unknown --synproxy-mode '%s': use always or auto",
-						       optarg);
-			sp.mode = (uint32_t)c;
-			sp_mode_given = true;
-			break;
-		case OPT_SYN_THRESHOLD:
-			if (synproxy_parse_threshold(optarg, &sp.syn_threshold, &why))
-				return cli_usage_error(&p, "bad --syn-threshold '%s': %s", optarg, why);
-			sp_mode_given = true;
-			break;
-		case OPT_JSON:
-			req.json = true;
-			break;
-		case OPT_HELP:
-			cli_usage(&p, stdout);
-			return 0;
-		default:
-			return EXIT_USAGE;
-		}
-	}
-	err = take_ifname(&p, argc, argv, &req.ifname);
+	prm = (struct attach_params){ .hash = -1, .xdp_mode = -1, .ingress = -1,
+				      .synproxy_mode = -1 };
+	err = cli_parse(&p, argc, argv);
+	if (!err)
+		err = take_ifname(&p, argc, argv, &req.ifname);
 	if (err)
-		return err;
-	if (sp_mode_given && !sp.enabled)
+		return err == CLI_HELP_SHOWN ? 0 : err;
+	if ((prm.synproxy_mode >= 0 || prm.syn_threshold) && !sp->enabled)
 		return cli_usage_error(&p, "--synproxy-mode and --syn-threshold go with --synproxy PORTS");
-	if (!sp.syn_threshold)
-		sp.syn_threshold = SYNPROXY_DEFAULT_THRESHOLD;
-	req.ingress = tc_ingress ? LINK_INGRESS_TC
-				 : skb_mode ? LINK_INGRESS_XDP_SKB : LINK_INGRESS_XDP_NATIVE;
-	req.xdp_skb = skb_mode;
-	req.synproxy = sp.enabled ? &sp : NULL;
+	sp->mode = prm.synproxy_mode >= 0 ? synproxy_mode_from_name(synproxy_modes[prm.synproxy_mode])
+					  : SYNPROXY_ALWAYS;
+	sp->syn_threshold = prm.syn_threshold ? prm.syn_threshold : SYNPROXY_DEFAULT_THRESHOLD;
+	req.hash = prm.hash;
+	req.xdp_skb = prm.xdp_mode == 1;
+	req.ingress = prm.ingress == 1 ? LINK_INGRESS_TC
+		      : req.xdp_skb ? LINK_INGRESS_XDP_SKB : LINK_INGRESS_XDP_NATIVE;
+	req.max_flows = prm.max_flows;
+	req.json = prm.json;
+	req.synproxy = sp->enabled ? sp : NULL;
 	if (require_root("attach"))
 		return EXIT_RUNTIME;
 	/* Before anything changes: the kernel and its sysctl must take cookie connections. */
-	if (sp.enabled && synproxy_check_host("attach"))
+	if (sp->enabled && synproxy_check_host("attach"))
 		return EXIT_RUNTIME;
 	return loader_attach(&req) ? EXIT_RUNTIME : 0;
 }
 
-static const struct cli_option detach_options[] = {
-	{ "keep-state", no_argument, OPT_KEEP_STATE, NULL,
-	  "keep the pinned flow table, key and mode (for an upgrade or restart)" },
-	{ "json", no_argument, OPT_JSON, NULL, "print what was done as one JSON object" },
-	{ "help", no_argument, OPT_HELP, NULL, "show this help" },
-	{ 0 },
-};
-
 int do_detach(int argc, char **argv)
 {
+	static bool keep_state, json;
+	const struct cli_option options[] = {
+		CLI_OPT_FLAG("keep-state", 'k', &keep_state,
+			     "keep the pinned flow table, key and mode (for an upgrade or restart)"),
+		CLI_JSON_ROW(&json, "print what was done as one JSON object"),
+		CLI_HELP_ROW,
+		{ 0 },
+	};
 	struct cli_parser p = {
 		.cmd = "detach",
 		.args = "IFACE",
 		.summary = "Detach the datapath from IFACE. When no interface is left, the pinned\n"
 			   "state is removed too, unless --keep-state.",
-		.options = detach_options,
+		.options = options,
 	};
 	const char *ifname;
-	bool keep_state = false, json = false;
-	int c, err;
+	int err;
 
-	cli_parser_init(&p);
-	while ((c = cli_next_option(&p, argc, argv)) != -1) {
-		switch (c) {
-		case OPT_KEEP_STATE:
-			keep_state = true;
-			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case OPT_HELP:
-			cli_usage(&p, stdout);
-			return 0;
-		default:
-			return EXIT_USAGE;
-		}
-	}
-	err = take_ifname(&p, argc, argv, &ifname);
+	keep_state = json = false;
+	err = cli_parse(&p, argc, argv);
+	if (!err)
+		err = take_ifname(&p, argc, argv, &ifname);
 	if (err)
-		return err;
+		return err == CLI_HELP_SHOWN ? 0 : err;
 	if (require_root("detach"))
 		return EXIT_RUNTIME;
 	return loader_detach(ifname, keep_state, json) ? EXIT_RUNTIME : 0;
@@ -372,30 +311,29 @@ static void print_status_text(const struct status_link *links, int n,
 	}
 }
 
-static const struct cli_option status_options[] = {
-	{ "json", no_argument, OPT_JSON, NULL, "print one JSON object" },
-	{ "help", no_argument, OPT_HELP, NULL, "show this help" },
-	{ 0 },
-};
-
 int do_status(int argc, char **argv)
 {
+	static bool json;
+	const struct cli_option options[] = {
+		CLI_JSON_ROW(&json, "print one JSON object"),
+		CLI_HELP_ROW,
+		{ 0 },
+	};
 	struct cli_parser p = {
 		.cmd = "status",
 		.args = "",
 		.summary = "Show where the datapath is attached, the mode of new flows, the\n"
 			   "timeouts and how full the flow table is.",
-		.options = status_options,
+		.options = options,
 	};
 	static struct status_synproxy sp;
 	struct status_link links[ISN_MAX_LINKS];
 	uint32_t entries = 0, max_entries = 0;
 	struct isn_config cfg;
-	bool json = false;
 	int n, err;
 
-	cli_parser_init(&p);
-	err = cli_parse_json_only(&p, argc, argv, &json);
+	json = false;
+	err = cli_parse(&p, argc, argv);
 	if (err)
 		return err == CLI_HELP_SHOWN ? 0 : err;
 	if (optind < argc)

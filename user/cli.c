@@ -4,8 +4,9 @@
 
 #include "cli.h"
 #include "json_writer.h"
+#include "parse.h"
 
-void cli_parser_init(struct cli_parser *p)
+static void cli_parser_init(struct cli_parser *p)
 {
 	size_t n = 0, s = 0;
 
@@ -17,7 +18,9 @@ void cli_parser_init(struct cli_parser *p)
 		};
 		if (o->short_name < 256) {
 			p->short_options[s++] = (char)o->short_name;
-			if (o->has_arg == required_argument)
+			if (o->has_arg != no_argument)
+				p->short_options[s++] = ':';
+			if (o->has_arg == optional_argument)
 				p->short_options[s++] = ':';
 		}
 	}
@@ -35,7 +38,8 @@ static const struct cli_option *cli_find(const struct cli_parser *p, int val)
 	return NULL;
 }
 
-int cli_next_option(struct cli_parser *p, int argc, char **argv)
+/* getopt_long over the parser's table; returns the option's short_name, -1 at the end, '?' on error. */
+static int cli_next_option(struct cli_parser *p, int argc, char **argv)
 {
 	int c = getopt_long(argc, argv, p->short_options, p->long_options, NULL);
 
@@ -72,24 +76,80 @@ void cli_usage(const struct cli_parser *p, FILE *out)
 	}
 }
 
-int cli_parse_json_only(struct cli_parser *p, int argc, char **argv, bool *json)
+/* "a, b or c" */
+static void choice_list(const char *const *choices, char *buf, size_t len)
 {
-	int c;
+	size_t used = 0;
 
-	while ((c = cli_next_option(p, argc, argv)) != -1) {
-		switch (c) {
-		case CLI_OPT_JSON:
-			*json = true;
+	buf[0] = '\0';
+	for (int i = 0; choices[i] && used < len; i++) {
+		int n = snprintf(buf + used, len - used, "%s%s",
+				 i == 0 ? "" : choices[i + 1] ? ", " : " or ", choices[i]);
+
+		if (n < 0)
 			break;
-		case CLI_OPT_HELP:
-			cli_usage(p, stdout);
-			return CLI_HELP_SHOWN;
-		default:
+		used += (size_t)n;
+	}
+}
+
+static int store_option(struct cli_parser *p, const struct cli_option *o, int argc, char **argv)
+{
+	const char *why;
+	char list[128];
+	uint32_t value;
+	int i;
+
+	switch (o->type) {
+	case CLI_HELP_OPT:
+		cli_usage(p, stdout);
+		return CLI_HELP_SHOWN;
+	case CLI_FLAG:
+		*(bool *)o->dest = true;
+		return 0;
+	case CLI_STRING:
+		*(const char **)o->dest = optarg;
+		return 0;
+	case CLI_U32:
+		if (parse_u32(optarg, &value, &why))
+			return cli_usage_error(p, "bad --%s '%s': %s", o->name, optarg, why);
+		if (value < o->min || value > o->max)
+			return cli_usage_error(p, "bad --%s '%s': must be %u-%u", o->name, optarg,
+					       o->min, o->max);
+		*(uint32_t *)o->dest = value;
+		return 0;
+	case CLI_CHOICE:
+		for (i = 0; o->choices[i]; i++)
+			if (!strcmp(optarg, o->choices[i])) {
+				*(int *)o->dest = i;
+				return 0;
+			}
+		choice_list(o->choices, list, sizeof(list));
+		return cli_usage_error(p, "unknown %s '%s': use %s", o->what, optarg, list);
+	case CLI_CUSTOM:
+		return o->parse(p, o, argc, argv, optarg);
+	}
+	return EXIT_USAGE;
+}
+
+int cli_parse(struct cli_parser *p, int argc, char **argv)
+{
+	int c, err;
+
+	cli_parser_init(p);
+	while ((c = cli_next_option(p, argc, argv)) != -1) {
+		const struct cli_option *o = cli_find(p, c);
+
+		if (!o)
 			return EXIT_USAGE;
-		}
+		err = store_option(p, o, argc, argv);
+		if (err)
+			return err;
+		if (o->given)
+			*o->given = true;
 	}
 	return 0;
 }
+
 
 bool cli_json_errors;
 

@@ -5,6 +5,7 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define PROG_NAME "isnguard"
@@ -19,14 +20,60 @@ struct cmd {
 	const char *help;
 };
 
-/* An option together with its help line; usage text is generated from these. */
+struct cli_parser;
+
+/* How cli_parse() stores an option's value in its destination. */
+enum cli_type {
+	CLI_HELP_OPT,		/* --help: print the usage, stop */
+	CLI_FLAG,		/* bool: true when given */
+	CLI_STRING,		/* const char *: the argument */
+	CLI_U32,		/* uint32_t from min to max */
+	CLI_CHOICE,		/* int: the argument's index in choices */
+	CLI_CUSTOM,		/* parse(): anything else; returns 0 or an exit code */
+};
+
+/*
+ * One option: its names and help line, from which getopt's tables and the
+ * usage text are generated, and how its value is stored. Adding an option is
+ * adding one row (the CLI_* macros below).
+ */
 struct cli_option {
 	const char *name;
-	int has_arg;		/* no_argument or required_argument */
+	int has_arg;		/* no_argument, required_argument or optional_argument */
 	int short_name;
 	const char *metavar;	/* shown for options with an argument */
 	const char *help;
+	enum cli_type type;
+	void *dest;
+	uint32_t min, max;			/* CLI_U32 */
+	const char *what;			/* CLI_CHOICE: what errors call it ("XDP mode") */
+	const char *const *choices;		/* CLI_CHOICE: NULL-terminated */
+	/* CLI_CUSTOM: stores arg (NULL for an absent optional one) through o->dest */
+	int (*parse)(struct cli_parser *p, const struct cli_option *o, int argc, char **argv,
+		     const char *arg);
+	bool *given;		/* set true once the option is stored, when not NULL */
 };
+
+/* Extra designators may follow a row's arguments: CLI_OPT_U32(..., .given = &seen). */
+
+#define CLI_OPT_FLAG(n, s, d, h, ...) \
+	{ .name = n, .has_arg = no_argument, .short_name = s, .help = h, .type = CLI_FLAG, .dest = d, ##__VA_ARGS__ }
+#define CLI_OPT_STRING(n, s, m, d, h, ...) \
+	{ .name = n, .has_arg = required_argument, .short_name = s, .metavar = m, .help = h, \
+	  .type = CLI_STRING, .dest = d, ##__VA_ARGS__ }
+#define CLI_OPT_U32(n, s, m, d, lo, hi, h, ...) \
+	{ .name = n, .has_arg = required_argument, .short_name = s, .metavar = m, .help = h, \
+	  .type = CLI_U32, .dest = d, .min = lo, .max = hi, ##__VA_ARGS__ }
+#define CLI_OPT_CHOICE(n, s, m, d, w, c, h, ...) \
+	{ .name = n, .has_arg = required_argument, .short_name = s, .metavar = m, .help = h, \
+	  .type = CLI_CHOICE, .dest = d, .what = w, .choices = c, ##__VA_ARGS__ }
+#define CLI_OPT_CUSTOM(n, a, s, m, d, fn, h, ...) \
+	{ .name = n, .has_arg = a, .short_name = s, .metavar = m, .help = h, .type = CLI_CUSTOM, \
+	  .dest = d, .parse = fn, ##__VA_ARGS__ }
+#define CLI_JSON_ROW(d, h) CLI_OPT_FLAG("json", 'j', d, h)
+#define CLI_HELP_ROW \
+	{ .name = "help", .has_arg = no_argument, .short_name = 'h', .help = "show this help", \
+	  .type = CLI_HELP_OPT }
 
 #define CLI_MAX_OPTIONS 32
 
@@ -39,21 +86,15 @@ struct cli_parser {
 	char short_options[3 * CLI_MAX_OPTIONS + 2];
 };
 
-/* Short names every command uses for these two. */
-#define CLI_OPT_JSON 'j'
-#define CLI_OPT_HELP 'h'
-
-void cli_parser_init(struct cli_parser *p);
-/* getopt_long over the parser's table; returns the option's short_name, -1 at the end, '?' on error. */
-int cli_next_option(struct cli_parser *p, int argc, char **argv);
-void cli_usage(const struct cli_parser *p, FILE *out);
 /*
- * The whole options loop of a command whose only options are --json and
- * --help. Returns 0, CLI_HELP_SHOWN after printing --help, or EXIT_USAGE.
- * Positional arguments are left at argv[optind].
+ * Parses every option by its row. Returns 0 (positional arguments left at
+ * argv[optind]), CLI_HELP_SHOWN after --help, or EXIT_USAGE after the
+ * one-line error.
  */
+int cli_parse(struct cli_parser *p, int argc, char **argv);
+void cli_usage(const struct cli_parser *p, FILE *out);
+/* What cli_parse() returns after printing --help. */
 #define CLI_HELP_SHOWN (-1)
-int cli_parse_json_only(struct cli_parser *p, int argc, char **argv, bool *json);
 
 /*
  * Set when the command line holds --json (main.c looks before any parsing):

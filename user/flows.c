@@ -15,11 +15,11 @@
 #include "pinned.h"
 #include "ref/isn_ref.h"
 
-enum { OPT_JSON = 'j', OPT_HELP = 'h' };
+static bool flows_json;
 
 static const struct cli_option flows_options[] = {
-	{ "json", no_argument, OPT_JSON, NULL, "print one JSON object {flows: [...], count}" },
-	{ "help", no_argument, OPT_HELP, NULL, "show this help" },
+	CLI_JSON_ROW(&flows_json, "print one JSON object {flows: [...], count}"),
+	CLI_HELP_ROW,
 	{ 0 },
 };
 
@@ -44,9 +44,9 @@ struct flow_list {
 	size_t capacity;
 };
 
-static int parse_flows_args(struct cli_parser *p, int argc, char **argv, bool *json)
+static int parse_flows_args(struct cli_parser *p, int argc, char **argv)
 {
-	int err = cli_parse_json_only(p, argc, argv, json);
+	int err = cli_parse(p, argc, argv);
 
 	if (err)
 		return err;
@@ -251,13 +251,14 @@ int do_flows(int argc, char **argv)
 	};
 	struct flow_list list = { 0 };
 	struct flow_tables tables;
-	bool json = false;
+	bool json;
 	int err;
 
-	cli_parser_init(&p);
-	err = parse_flows_args(&p, argc, argv, &json);
+	flows_json = false;
+	err = parse_flows_args(&p, argc, argv);
 	if (err)
-		return err < 0 ? 0 : err;
+		return err == CLI_HELP_SHOWN ? 0 : err;
+	json = flows_json;
 	if (require_root(p.cmd))
 		return EXIT_RUNTIME;
 	if (flow_tables_open(p.cmd, &tables))

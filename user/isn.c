@@ -10,20 +10,6 @@
 #include "parse.h"
 #include "ref/isn_ref.h"
 
-enum { OPT_HASH = 'H', OPT_KEY = 'k', OPT_LOCAL = 'l', OPT_REMOTE = 'r',
-       OPT_TICKS = 't', OPT_JSON = 'j', OPT_HELP = 'h' };
-
-static const struct cli_option isn_options[] = {
-	{ "hash", required_argument, OPT_HASH, "MODE", "siphash (default), md5 or none" },
-	{ "key", required_argument, OPT_KEY, "HEX32", "128-bit key as 32 hex digits (not needed for none)" },
-	{ "local", required_argument, OPT_LOCAL, "ADDR:PORT", "the protected host's end; IPv6 as [ADDR]:PORT" },
-	{ "remote", required_argument, OPT_REMOTE, "ADDR:PORT", "the peer's end" },
-	{ "ticks", required_argument, OPT_TICKS, "M", "4-us clock value M (default: now, CLOCK_MONOTONIC)" },
-	{ "json", no_argument, OPT_JSON, NULL, "print one JSON object {hash, f, m, isn}" },
-	{ "help", no_argument, OPT_HELP, NULL, "show this help" },
-	{ 0 },
-};
-
 struct isn_params {
 	int hash;
 	struct isn_key key;
@@ -35,49 +21,56 @@ struct isn_params {
 	bool json;
 };
 
-static int parse_isn_args(struct cli_parser *p, int argc, char **argv,
-			  struct isn_params *prm)
+static int key_option(struct cli_parser *p, const struct cli_option *o,
+		      int argc __attribute__((unused)), char **argv __attribute__((unused)),
+		      const char *arg)
 {
-	const char *why = NULL;
-	int c;
+	const char *why;
 
-	while ((c = cli_next_option(p, argc, argv)) != -1) {
-		switch (c) {
-		case OPT_HASH:
-			prm->hash = isn_hash_from_name(optarg);
-			if (prm->hash < 0)
-				return cli_usage_error(p, "unknown hash '%s': use siphash, md5 or none", optarg);
-			break;
-		case OPT_KEY:
-			if (parse_key_hex(optarg, &prm->key, &why))
-				return cli_usage_error(p, "bad key: %s", why);
-			prm->have_key = true;
-			break;
-		case OPT_LOCAL:
-			if (parse_endpoint(optarg, &prm->local, &why))
-				return cli_usage_error(p, "bad --local '%s': %s", optarg, why);
-			prm->have_local = true;
-			break;
-		case OPT_REMOTE:
-			if (parse_endpoint(optarg, &prm->remote, &why))
-				return cli_usage_error(p, "bad --remote '%s': %s", optarg, why);
-			prm->have_remote = true;
-			break;
-		case OPT_TICKS:
-			if (parse_u32(optarg, &prm->ticks, &why))
-				return cli_usage_error(p, "bad --ticks '%s': %s", optarg, why);
-			prm->have_ticks = true;
-			break;
-		case OPT_JSON:
-			prm->json = true;
-			break;
-		case OPT_HELP:
-			cli_usage(p, stdout);
-			return -1;
-		default:
-			return EXIT_USAGE;
-		}
-	}
+	if (parse_key_hex(arg, o->dest, &why))
+		return cli_usage_error(p, "bad key: %s", why);
+	return 0;
+}
+
+static int endpoint_option(struct cli_parser *p, const struct cli_option *o,
+			   int argc __attribute__((unused)), char **argv __attribute__((unused)),
+			   const char *arg)
+{
+	const char *why;
+
+	if (parse_endpoint(arg, o->dest, &why))
+		return cli_usage_error(p, "bad --%s '%s': %s", o->name, arg, why);
+	return 0;
+}
+
+static struct isn_params isn_prm = { .hash = ISN_HASH_SIPHASH };
+
+static const struct cli_option isn_options[] = {
+	CLI_OPT_CHOICE("hash", 'H', "MODE", &isn_prm.hash, "hash", isn_hash_choices,
+		       "siphash (default), md5 or none"),
+	CLI_OPT_CUSTOM("key", required_argument, 'k', "HEX32", &isn_prm.key, key_option,
+		       "128-bit key as 32 hex digits (not needed for none)",
+		       .given = &isn_prm.have_key),
+	CLI_OPT_CUSTOM("local", required_argument, 'l', "ADDR:PORT", &isn_prm.local,
+		       endpoint_option, "the protected host's end; IPv6 as [ADDR]:PORT",
+		       .given = &isn_prm.have_local),
+	CLI_OPT_CUSTOM("remote", required_argument, 'r', "ADDR:PORT", &isn_prm.remote,
+		       endpoint_option, "the peer's end", .given = &isn_prm.have_remote),
+	CLI_OPT_U32("ticks", 't', "M", &isn_prm.ticks, 0, UINT32_MAX,
+		    "4-us clock value M (default: now, CLOCK_MONOTONIC)",
+		    .given = &isn_prm.have_ticks),
+	CLI_JSON_ROW(&isn_prm.json, "print one JSON object {hash, f, m, isn}"),
+	CLI_HELP_ROW,
+	{ 0 },
+};
+
+static int parse_isn_args(struct cli_parser *p, int argc, char **argv,
+			  const struct isn_params *prm)
+{
+	int err = cli_parse(p, argc, argv);
+
+	if (err)
+		return err;
 	if (optind < argc)
 		return cli_usage_error(p, "unexpected argument '%s'", argv[optind]);
 	if (!prm->have_local || !prm->have_remote)
@@ -106,15 +99,16 @@ int do_isn(int argc, char **argv)
 			   "userspace reference (OpenSSL), as the datapath computes it.",
 		.options = isn_options,
 	};
-	struct isn_params prm = { .hash = ISN_HASH_SIPHASH };
+	struct isn_params prm;
 	struct flow_key fk;
 	uint32_t f, isn;
 	int err;
 
-	cli_parser_init(&p);
-	err = parse_isn_args(&p, argc, argv, &prm);
+	isn_prm = (struct isn_params){ .hash = ISN_HASH_SIPHASH };
+	err = parse_isn_args(&p, argc, argv, &isn_prm);
 	if (err)
-		return err < 0 ? 0 : err;
+		return err == CLI_HELP_SHOWN ? 0 : err;
+	prm = isn_prm;
 	if (!prm.have_ticks)
 		prm.ticks = clock_ticks_now();
 

@@ -21,20 +21,19 @@
 #include "pinned.h"
 #include "ref/isn_ref.h"
 
-enum { OPT_JSON = 'j', OPT_FROM_FILE = 'f', OPT_HELP = 'h' };
-
 /* --- mode ---------------------------------------------------------------- */
 
+static bool mode_json;
+
 static const struct cli_option mode_options[] = {
-	{ "json", no_argument, OPT_JSON, NULL, "print {hash, previous}" },
-	{ "help", no_argument, OPT_HELP, NULL, "show this help" },
+	CLI_JSON_ROW(&mode_json, "print {hash, previous}"),
+	CLI_HELP_ROW,
 	{ 0 },
 };
 
-static int parse_mode_args(struct cli_parser *p, int argc, char **argv,
-			   enum isn_hash *hash, bool *json)
+static int parse_mode_args(struct cli_parser *p, int argc, char **argv, enum isn_hash *hash)
 {
-	int found, err = cli_parse_json_only(p, argc, argv, json);
+	int found, err = cli_parse(p, argc, argv);
 
 	if (err)
 		return err;
@@ -91,14 +90,15 @@ int do_mode(int argc, char **argv)
 		.options = mode_options,
 	};
 	enum isn_hash hash = ISN_HASH_SIPHASH;
-	bool json = false;
 	__u32 previous = 0;
+	bool json;
 	int fd, err;
 
-	cli_parser_init(&p);
-	err = parse_mode_args(&p, argc, argv, &hash, &json);
+	mode_json = false;
+	err = parse_mode_args(&p, argc, argv, &hash);
 	if (err)
-		return err < 0 ? 0 : err;
+		return err == CLI_HELP_SHOWN ? 0 : err;
+	json = mode_json;
 	if (require_root(p.cmd))
 		return EXIT_RUNTIME;
 	fd = map_open_checked(p.cmd, &isn_config_layout, NULL);
@@ -116,17 +116,19 @@ int do_mode(int argc, char **argv)
 
 /* --- key ----------------------------------------------------------------- */
 
-static const struct cli_option key_options[] = {
-	{ "from-file", required_argument, OPT_FROM_FILE, "FILE",
-	  "with set: 32 hex digits from FILE ('-' for stdin)" },
-	{ "json", no_argument, OPT_JSON, NULL, "print {key: rotated|set}" },
-	{ "help", no_argument, OPT_HELP, NULL, "show this help" },
-	{ 0 },
-};
-
 struct key_params {
 	const char *from_file;
 	bool json;
+};
+
+static struct key_params key_prm;
+
+static const struct cli_option key_options[] = {
+	CLI_OPT_STRING("from-file", 'f', "FILE", &key_prm.from_file,
+		       "with set: 32 hex digits from FILE ('-' for stdin)"),
+	CLI_JSON_ROW(&key_prm.json, "print {key: rotated|set}"),
+	CLI_HELP_ROW,
+	{ 0 },
 };
 
 /* Room for the key and generous whitespace; anything longer is not a key file. */
@@ -244,23 +246,13 @@ static const struct key_action *find_key_action(const char *name)
 static int parse_key_args(struct cli_parser *p, int argc, char **argv,
 			  struct key_params *prm, const struct key_action **action)
 {
-	int c;
+	int err;
 
-	while ((c = cli_next_option(p, argc, argv)) != -1) {
-		switch (c) {
-		case OPT_FROM_FILE:
-			prm->from_file = optarg;
-			break;
-		case OPT_JSON:
-			prm->json = true;
-			break;
-		case OPT_HELP:
-			cli_usage(p, stdout);
-			return -1;
-		default:
-			return EXIT_USAGE;
-		}
-	}
+	key_prm = (struct key_params){ 0 };
+	err = cli_parse(p, argc, argv);
+	*prm = key_prm;
+	if (err)
+		return err;
 	if (optind >= argc)
 		return cli_usage_error(p, "missing subcommand: rotate or set");
 	*action = find_key_action(argv[optind]);
@@ -355,10 +347,9 @@ int do_key(int argc, char **argv)
 	struct isn_key key;
 	int err;
 
-	cli_parser_init(&p);
 	err = parse_key_args(&p, argc, argv, &prm, &action);
 	if (err)
-		return err < 0 ? 0 : err;
+		return err == CLI_HELP_SHOWN ? 0 : err;
 	err = action->make_key(&p, &prm, &key);
 	if (!err)
 		err = require_root(p.cmd) ? EXIT_RUNTIME : write_key(&key);

@@ -25,16 +25,6 @@ static const char *const stat_names[STAT_COUNT] = { ISNGUARD_STATS(STAT_NAME) };
 #define WATCH_MAX_S 86400.0
 #define WATCH_DEFAULT_S 1.0
 
-enum { OPT_JSON = 'j', OPT_WATCH = 'w', OPT_HELP = 'h' };
-
-static const struct cli_option stats_options[] = {
-	{ "json", no_argument, OPT_JSON, NULL, "print one JSON object (one per line with --watch)" },
-	{ "watch", optional_argument, OPT_WATCH, "[SECONDS]",
-	  "print again every SECONDS (default 1) with per-second deltas, until Ctrl-C" },
-	{ "help", no_argument, OPT_HELP, NULL, "show this help" },
-	{ 0 },
-};
-
 struct stats_params {
 	bool json;
 	bool watch;
@@ -70,46 +60,40 @@ static bool is_number(const char *text, double *value)
  * getopt_long takes an optional argument only when attached (--watch=2), so
  * "--watch 2" leaves 2 as the next word: a number there is the interval.
  */
-static int take_watch_interval(struct cli_parser *p, int argc, char **argv,
-			       struct stats_params *prm)
+static int watch_option(struct cli_parser *p, const struct cli_option *o, int argc,
+			char **argv, const char *arg)
 {
-	const char *text = optarg;
+	struct stats_params *prm = o->dest;
 	double seconds;
 
-	if (!text && optind < argc && is_number(argv[optind], &seconds))
-		text = argv[optind++];
-	if (!text)
+	prm->watch = true;
+	if (!arg && optind < argc && is_number(argv[optind], &seconds))
+		arg = argv[optind++];
+	if (!arg)
 		return 0;
-	if (!is_number(text, &seconds) || seconds < WATCH_MIN_S || seconds > WATCH_MAX_S)
+	if (!is_number(arg, &seconds) || seconds < WATCH_MIN_S || seconds > WATCH_MAX_S)
 		return cli_usage_error(p, "bad --watch '%s': expected seconds from %.1f to %.0f",
-				       text, WATCH_MIN_S, WATCH_MAX_S);
+				       arg, WATCH_MIN_S, WATCH_MAX_S);
 	prm->interval_s = seconds;
 	return 0;
 }
 
-static int parse_stats_args(struct cli_parser *p, int argc, char **argv,
-			    struct stats_params *prm)
-{
-	int c, err;
+static struct stats_params stats_prm = { .interval_s = WATCH_DEFAULT_S };
 
-	while ((c = cli_next_option(p, argc, argv)) != -1) {
-		switch (c) {
-		case OPT_JSON:
-			prm->json = true;
-			break;
-		case OPT_WATCH:
-			prm->watch = true;
-			err = take_watch_interval(p, argc, argv, prm);
-			if (err)
-				return err;
-			break;
-		case OPT_HELP:
-			cli_usage(p, stdout);
-			return -1;
-		default:
-			return EXIT_USAGE;
-		}
-	}
+static const struct cli_option stats_options[] = {
+	CLI_JSON_ROW(&stats_prm.json, "print one JSON object (one per line with --watch)"),
+	CLI_OPT_CUSTOM("watch", optional_argument, 'w', "[SECONDS]", &stats_prm, watch_option,
+		       "print again every SECONDS (default 1) with per-second deltas, until Ctrl-C"),
+	CLI_HELP_ROW,
+	{ 0 },
+};
+
+static int parse_stats_args(struct cli_parser *p, int argc, char **argv)
+{
+	int err = cli_parse(p, argc, argv);
+
+	if (err)
+		return err;
 	if (optind < argc)
 		return cli_usage_error(p, "unexpected argument '%s'", argv[optind]);
 	return 0;
@@ -402,21 +386,21 @@ int do_stats(int argc, char **argv)
 			   "dropped: created - expired - present).",
 		.options = stats_options,
 	};
-	struct stats_params prm = { .interval_s = WATCH_DEFAULT_S };
+	struct stats_params *prm = &stats_prm;
 	struct stats_source src;
 	int err;
 
-	cli_parser_init(&p);
-	err = parse_stats_args(&p, argc, argv, &prm);
+	stats_prm = (struct stats_params){ .interval_s = WATCH_DEFAULT_S };
+	err = parse_stats_args(&p, argc, argv);
 	if (err)
-		return err < 0 ? 0 : err;
+		return err == CLI_HELP_SHOWN ? 0 : err;
 	if (require_root(p.cmd))
 		return EXIT_RUNTIME;
 	if (stats_source_open(&src)) {
 		stats_source_close(&src);
 		return EXIT_RUNTIME;
 	}
-	err = show_stats(&prm, &src);
+	err = show_stats(prm, &src);
 	stats_source_close(&src);
 	return err;
 }

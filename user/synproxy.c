@@ -25,7 +25,6 @@
 
 #define SYNPROXY_KFUNC "bpf_sk_assign_tcp_reqsk"
 #define SYSCTL_DIR "/proc/sys/net/"
-#define MAX_SYN_THRESHOLD 100000000U
 
 static const char *const mode_names[] = {
 	[SYNPROXY_OFF] = "off",
@@ -36,6 +35,21 @@ static const char *const mode_names[] = {
 const char *synproxy_mode_name(uint32_t mode)
 {
 	return mode < sizeof(mode_names) / sizeof(mode_names[0]) ? mode_names[mode] : "unknown";
+}
+
+const char *const synproxy_modes[] = { "always", "auto", NULL };
+
+int synproxy_ports_option(struct cli_parser *p, const struct cli_option *o,
+			  int argc __attribute__((unused)), char **argv __attribute__((unused)),
+			  const char *arg)
+{
+	struct synproxy_request *sp = o->dest;
+	const char *why;
+
+	if (synproxy_parse_ports(arg, sp->ports, &why))
+		return cli_usage_error(p, "bad --synproxy '%s': %s", arg, why);
+	sp->enabled = true;
+	return 0;
 }
 
 int synproxy_mode_from_name(const char *name)
@@ -358,29 +372,6 @@ void synproxy_print(const struct synproxy_config *cfg, const uint64_t *ports,
 
 /* --- isnguard synproxy ---------------------------------------------------- */
 
-enum { OPT_MODE = 'm', OPT_THRESHOLD = 't', OPT_JSON = CLI_OPT_JSON, OPT_HELP = CLI_OPT_HELP };
-
-static const struct cli_option synproxy_options[] = {
-	{ "mode", required_argument, OPT_MODE, "MODE",
-	  "always (default): every SYN to the ports; auto: only above the threshold" },
-	{ "syn-threshold", required_argument, OPT_THRESHOLD, "N",
-	  "auto: SYNs per second to one port that switch cookies on (default 1000)" },
-	{ "json", no_argument, OPT_JSON, NULL, "print one JSON object" },
-	{ "help", no_argument, OPT_HELP, NULL, "show this help" },
-	{ 0 },
-};
-
-int synproxy_parse_threshold(const char *text, uint32_t *threshold, const char **why)
-{
-	if (parse_u32(text, threshold, why))
-		return -1;
-	if (*threshold < 1 || *threshold > MAX_SYN_THRESHOLD) {
-		*why = "must be 1-100000000";
-		return -1;
-	}
-	return 0;
-}
-
 static int open_synproxy_maps(int *config_fd, int *ports_fd)
 {
 	*config_fd = map_open_checked("synproxy", &isn_synproxy_layout, NULL);
@@ -403,34 +394,35 @@ struct synproxy_params {
 	bool json;
 };
 
+static struct synproxy_params synproxy_prm;
+static int synproxy_mode_choice;	/* index in synproxy_modes */
+static bool synproxy_mode_given;
+
+static const struct cli_option synproxy_options[] = {
+	CLI_OPT_CHOICE("mode", 'm', "MODE", &synproxy_mode_choice, "mode", synproxy_modes,
+		       "always (default): every SYN to the ports; auto: only above the threshold",
+		       .given = &synproxy_mode_given),
+	CLI_OPT_U32("syn-threshold", 't', "N", &synproxy_prm.threshold, 1, SYNPROXY_MAX_THRESHOLD,
+		    "auto: SYNs per second to one port that switch cookies on (default 1000)"),
+	CLI_JSON_ROW(&synproxy_prm.json, "print one JSON object"),
+	CLI_HELP_ROW,
+	{ 0 },
+};
+
 static int parse_synproxy_args(struct cli_parser *p, int argc, char **argv,
 			       struct synproxy_params *prm)
 {
 	const char *why;
-	int c;
+	int err;
 
-	cli_parser_init(p);
-	while ((c = cli_next_option(p, argc, argv)) != -1) {
-		switch (c) {
-		case OPT_MODE:
-			prm->mode = synproxy_mode_from_name(optarg);
-			if (prm->mode < 0)
-				return cli_usage_error(p, "unknown mode '%s': use always or auto", optarg);
-			break;
-		case OPT_THRESHOLD:
-			if (synproxy_parse_threshold(optarg, &prm->threshold, &why))
-				return cli_usage_error(p, "bad --syn-threshold '%s': %s", optarg, why);
-			break;
-		case OPT_JSON:
-			prm->json = true;
-			break;
-		case OPT_HELP:
-			cli_usage(p, stdout);
-			return CLI_HELP_SHOWN;
-		default:
-			return EXIT_USAGE;
-		}
-	}
+	synproxy_prm = (struct synproxy_params){ .mode = -1 };
+	synproxy_mode_given = false;
+	err = cli_parse(p, argc, argv);
+	if (err)
+		return err;
+	*prm = synproxy_prm;
+	if (synproxy_mode_given)
+		prm->mode = synproxy_mode_from_name(synproxy_modes[synproxy_mode_choice]);
 	if (optind + 1 < argc)
 		return cli_usage_error(p, "unexpected argument '%s'", argv[optind + 1]);
 	if (optind < argc)
@@ -490,7 +482,6 @@ int do_synproxy(int argc, char **argv)
 	int err, config_fd, ports_fd;
 	struct json_writer jw;
 
-	prm = (struct synproxy_params){ .mode = -1 };
 	err = parse_synproxy_args(&p, argc, argv, &prm);
 	if (err)
 		return err == CLI_HELP_SHOWN ? 0 : err;

@@ -12,6 +12,10 @@
 #include "maps.h"
 
 #define SYNPROXY_DEFAULT_THRESHOLD 1000
+#define SYNPROXY_MAX_THRESHOLD 100000000U
+
+struct cli_parser;
+struct cli_option;
 
 extern const struct map_layout isn_synproxy_layout;
 extern const struct map_layout isn_synproxy_ports_layout;
@@ -25,13 +29,17 @@ struct synproxy_request {
 };
 
 const char *synproxy_mode_name(uint32_t mode);
+/* "always", "auto": the --synproxy-mode / --mode choices. */
+extern const char *const synproxy_modes[];
+/* The --synproxy PORTS option (a CLI_CUSTOM row): the ports into a struct synproxy_request. */
+int synproxy_ports_option(struct cli_parser *p, const struct cli_option *o, int argc,
+			  char **argv, const char *arg);
 /* SYNPROXY_ALWAYS or SYNPROXY_AUTO for "always"/"auto", else -1. */
 int synproxy_mode_from_name(const char *name);
 /* "22,80,8000-8099" or "all" into a port bitmap; -1 with *why on a bad list. */
 int synproxy_parse_ports(const char *spec, uint64_t *ports, const char **why);
 /* The bitmap as a list the parser takes back; returns how many ports are set. */
 size_t synproxy_format_ports(const uint64_t *ports, char *buf, size_t len);
-int synproxy_parse_threshold(const char *text, uint32_t *threshold, const char **why);
 
 /* Whether the kernel has bpf_sk_assign_tcp_reqsk. */
 bool synproxy_kernel_supported(void);

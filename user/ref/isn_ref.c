@@ -7,21 +7,22 @@
 
 #include "isn_ref.h"
 
-static const char *const hash_names[ISN_HASH_COUNT] = {
+const char *const isn_hash_choices[ISN_HASH_COUNT + 1] = {
 	[ISN_HASH_SIPHASH] = "siphash",
 	[ISN_HASH_MD5] = "md5",
 	[ISN_HASH_NONE] = "none",
+	NULL,
 };
 
 const char *isn_hash_name(enum isn_hash hash)
 {
-	return (unsigned)hash < ISN_HASH_COUNT ? hash_names[hash] : "unknown";
+	return (unsigned)hash < ISN_HASH_COUNT ? isn_hash_choices[hash] : "unknown";
 }
 
 int isn_hash_from_name(const char *name)
 {
 	for (int i = 0; i < ISN_HASH_COUNT; i++)
-		if (strcmp(name, hash_names[i]) == 0)
+		if (strcmp(name, isn_hash_choices[i]) == 0)
 			return i;
 	return -1;
 }

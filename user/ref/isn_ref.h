@@ -29,6 +29,8 @@ int ref_isn_f(enum isn_hash hash, const struct isn_key *key,
 uint32_t ref_isn_ticks(uint64_t mono_ns);
 
 const char *isn_hash_name(enum isn_hash hash);
+/* The names by enum value, NULL-terminated (the --hash choices). */
+extern const char *const isn_hash_choices[];
 /* Returns the mode for a name, or -1. */
 int isn_hash_from_name(const char *name);
 
