@@ -65,25 +65,19 @@ static __always_inline __u16 cookie_nots_mss_value(__u8 family, __u32 index)
 	}
 }
 
-static __always_inline __u32 cookie_nots_mss_index(__u8 family, __u32 limit)
+/*
+ * The largest MSS not above limit (the smallest entry if none is) in the
+ * table of the case: with timestamps (ts) the fine one, else the coarse one.
+ */
+static __always_inline __u32 cookie_mss_index(__u8 family, __u32 limit, bool ts)
 {
-	__u32 i, index = 0;
-
-#pragma unroll
-	for (i = 1; i < COOKIE_NOTS_MSS_ENTRIES; i++)
-		if (cookie_nots_mss_value(family, i) <= limit)
-			index = i;
-	return index;
-}
-
-/* The largest table MSS not above limit (the smallest entry if none is). */
-static __always_inline __u32 cookie_mss_index(__u8 family, __u32 limit)
-{
+	const __u32 entries = ts ? COOKIE_MSS_ENTRIES : COOKIE_NOTS_MSS_ENTRIES;
 	__u32 i, index = 0;
 
 #pragma unroll
 	for (i = 1; i < COOKIE_MSS_ENTRIES; i++)
-		if (cookie_mss_value(family, i) <= limit)
+		if (i < entries &&
+		    (ts ? cookie_mss_value(family, i) : cookie_nots_mss_value(family, i)) <= limit)
 			index = i;
 	return index;
 }
@@ -126,7 +120,7 @@ static __always_inline __u64 cookie_hash(const struct isn_key *key, const struct
  * The option bits a cookie carries: opts9 with timestamps, opts4 without
  * (window scale only when the client's shift is COOKIE_NOTS_WSCALE, no ECN:
  * the caller offers the client no more than this). mss_index is into the
- * table of the case (cookie_mss_index or cookie_nots_mss_index).
+ * table of the case (cookie_mss_index).
  */
 static __always_inline __u32 cookie_opt_bits(__u32 mss_index, const struct cookie_opts *o,
 					     bool ts)

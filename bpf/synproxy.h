@@ -198,7 +198,7 @@ static __always_inline void synproxy_plan(const struct ctx *c, const struct pkt 
 	plan->opts.ecn_ok = (pkt->tcp_flags & (TCPF_ECE | TCPF_CWR)) == (TCPF_ECE | TCPF_CWR) &&
 			    (sp->flags & SYNPROXY_F_ECN);
 	if (plan->ts) {
-		plan->mss_index = cookie_mss_index(pkt->family, limit);
+		plan->mss_index = cookie_mss_index(pkt->family, limit, true);
 	} else {
 		/*
 		 * Without timestamps the cookie has room for little (include/
@@ -206,7 +206,7 @@ static __always_inline void synproxy_plan(const struct ctx *c, const struct pkt 
 		 * Windows uses, no ECN. The SYN-ACK offers only that, so both
 		 * ends agree; scaling off is safe, only slower.
 		 */
-		plan->mss_index = cookie_nots_mss_index(pkt->family, limit);
+		plan->mss_index = cookie_mss_index(pkt->family, limit, false);
 		if (plan->opts.wscale != COOKIE_NOTS_WSCALE)
 			plan->opts.wscale_ok = false;
 		plan->opts.ecn_ok = false;

@@ -61,8 +61,7 @@ int test_cookie_check(struct xdp_md *ctx __maybe_unused)
 SEC("xdp")
 int test_cookie_mss_index(struct xdp_md *ctx __maybe_unused)
 {
-	out_mss_index = in_ts ? cookie_mss_index(in_flow.family, in_mss_limit)
-			      : cookie_nots_mss_index(in_flow.family, in_mss_limit);
+	out_mss_index = cookie_mss_index(in_flow.family, in_mss_limit, in_ts);
 	return XDP_PASS;
 }
 
