@@ -34,6 +34,8 @@ static struct btf *object_btf(const char *object)
 	return btf;
 }
 
+#define NMEMB(a) (sizeof(a) / sizeof((a)[0]))
+
 static void check_struct(const char *object, const char *name, size_t size,
 			 const struct abi_member *members, size_t nmembers)
 {
@@ -70,16 +72,16 @@ TEST(test_abi_flow_key_matches_btf)
 		MEMBER(flow_key, family), MEMBER(flow_key, pad),
 	};
 
-	check_struct(DATAPATH_OBJ, "flow_key", sizeof(struct flow_key), members, 6);
-	check_struct(HASH_TEST_OBJ, "flow_key", sizeof(struct flow_key), members, 6);
+	check_struct(DATAPATH_OBJ, "flow_key", sizeof(struct flow_key), members, NMEMB(members));
+	check_struct(HASH_TEST_OBJ, "flow_key", sizeof(struct flow_key), members, NMEMB(members));
 }
 
 TEST(test_abi_isn_key_matches_btf)
 {
 	static const struct abi_member members[] = { MEMBER(isn_key, bytes) };
 
-	check_struct(DATAPATH_OBJ, "isn_key", sizeof(struct isn_key), members, 1);
-	check_struct(HASH_TEST_OBJ, "isn_key", sizeof(struct isn_key), members, 1);
+	check_struct(DATAPATH_OBJ, "isn_key", sizeof(struct isn_key), members, NMEMB(members));
+	check_struct(HASH_TEST_OBJ, "isn_key", sizeof(struct isn_key), members, NMEMB(members));
 }
 
 TEST(test_abi_isn_config_matches_btf)
@@ -93,7 +95,8 @@ TEST(test_abi_isn_config_matches_btf)
 		MEMBER(isn_config, pad),
 	};
 
-	check_struct(DATAPATH_OBJ, "isn_config", sizeof(struct isn_config), members, 11);
+	check_struct(DATAPATH_OBJ, "isn_config", sizeof(struct isn_config), members,
+		     NMEMB(members));
 }
 
 TEST(test_abi_synproxy_records_match_btf)
@@ -109,8 +112,9 @@ TEST(test_abi_synproxy_records_match_btf)
 	};
 
 	check_struct(DATAPATH_OBJ, "synproxy_config", sizeof(struct synproxy_config),
-		     config_members, 6);
-	check_struct(DATAPATH_OBJ, "syn_rate", sizeof(struct syn_rate), rate_members, 4);
+		     config_members, NMEMB(config_members));
+	check_struct(DATAPATH_OBJ, "syn_rate", sizeof(struct syn_rate), rate_members,
+		     NMEMB(rate_members));
 }
 
 TEST(test_abi_flow_state_matches_btf)
@@ -123,7 +127,8 @@ TEST(test_abi_flow_state_matches_btf)
 		MEMBER(flow_state, last_seen_ns),
 	};
 
-	check_struct(DATAPATH_OBJ, "flow_state", sizeof(struct flow_state), members, 10);
+	check_struct(DATAPATH_OBJ, "flow_state", sizeof(struct flow_state), members,
+		     NMEMB(members));
 }
 
 TEST(test_abi_flow_sweeper_matches_btf)
@@ -132,7 +137,8 @@ TEST(test_abi_flow_sweeper_matches_btf)
 		MEMBER(flow_sweeper, timer), MEMBER(flow_sweeper, armed), MEMBER(flow_sweeper, pad),
 	};
 
-	check_struct(DATAPATH_OBJ, "flow_sweeper", sizeof(struct flow_sweeper), members, 3);
+	check_struct(DATAPATH_OBJ, "flow_sweeper", sizeof(struct flow_sweeper), members,
+		     NMEMB(members));
 }
 
 TEST(test_abi_link_records_match_btf)
@@ -146,8 +152,10 @@ TEST(test_abi_link_records_match_btf)
 		MEMBER(link_info, pad), MEMBER(link_info, attached_at),
 	};
 
-	check_struct(DATAPATH_OBJ, "link_key", sizeof(struct link_key), key_members, 3);
-	check_struct(DATAPATH_OBJ, "link_info", sizeof(struct link_info), info_members, 6);
+	check_struct(DATAPATH_OBJ, "link_key", sizeof(struct link_key), key_members,
+		     NMEMB(key_members));
+	check_struct(DATAPATH_OBJ, "link_info", sizeof(struct link_info), info_members,
+		     NMEMB(info_members));
 }
 
 static void check_enum_value(struct btf *btf, const char *enum_name, const char *name, long value)
