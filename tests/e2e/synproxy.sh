@@ -17,6 +17,20 @@ SP_OTHER_PORT=5002
 FLOOD_NET4=10.200.9.0/24
 FLOOD_NET6=fd00:200:9::/120
 
+# A's server for $1 1K exchanges, listening before it returns (timeout $2 s).
+sp_server() {
+	bg_start server "$NS_A" "$TCP_XFER" server --listen "$A4:$SP_PORT" --conns "$1" --send 1K \
+		--recv --seed "$SEED_A" --timeout "$2"
+	wait_listen "$NS_A" "$SP_PORT"
+}
+
+# One 1K exchange from B with sp_server's server, waited for.
+sp_client_exchange() {
+	bg_start client "$NS_B" "$TCP_XFER" client --connect "$A4:$SP_PORT" --send 1K --recv \
+		--seed "$SEED_B" --timeout 30
+	bg_wait client
+}
+
 # The topology with the SYN proxy on A's port (extra attach options in "$@").
 sp_setup() {
 	sp_topology
@@ -221,9 +235,7 @@ test_synproxy_flood_while_1000_connections_succeed() {
 test_synproxy_100k_forged_acks_make_no_connection() {
 	local invalid before_invalid accepted
 	sp_setup
-	bg_start server "$NS_A" "$TCP_XFER" server --listen "$A4:$SP_PORT" --conns 1 --send 1K \
-		--recv --seed "$SEED_A" --timeout 30
-	wait_listen "$NS_A" "$SP_PORT"
+	sp_server 1 30
 	before_invalid=$(( $(isng_counter cookie_ack_invalid_mac) + $(isng_counter cookie_ack_invalid_expired) + $(isng_counter cookie_ack_invalid_key) ))
 	log "forged ACKs: $(sp_flood 4 ack 20 100000)"
 	invalid=$(( $(isng_counter cookie_ack_invalid_mac) + $(isng_counter cookie_ack_invalid_expired) + $(isng_counter cookie_ack_invalid_key) - before_invalid ))
@@ -233,9 +245,7 @@ test_synproxy_100k_forged_acks_make_no_connection() {
 	assert_eq "$(in_ns "$NS_A" ss -Htn state established "sport = :$SP_PORT" | wc -l)" 0 \
 		"established sockets on A"
 	# The listener still works after it.
-	bg_start client "$NS_B" "$TCP_XFER" client --connect "$A4:$SP_PORT" --send 1K --recv \
-		--seed "$SEED_B" --timeout 30
-	bg_wait client
+	sp_client_exchange
 	bg_wait server
 	assert_eq "$(isng_counter cookie_handshake_to_stack)" 1 "the real client's connection"
 }
@@ -252,12 +262,8 @@ test_synproxy_unprotected_port_keeps_isn_rewriting() {
 test_synproxy_auto_switches_around_threshold() {
 	local on off passed
 	sp_setup --synproxy-mode auto --syn-threshold 5000
-	bg_start server "$NS_A" "$TCP_XFER" server --listen "$A4:$SP_PORT" --conns 2 --send 1K \
-		--recv --seed "$SEED_A" --timeout 60
-	wait_listen "$NS_A" "$SP_PORT"
-	bg_start client "$NS_B" "$TCP_XFER" client --connect "$A4:$SP_PORT" --send 1K --recv \
-		--seed "$SEED_B" --timeout 30
-	bg_wait client
+	sp_server 2 60
+	sp_client_exchange
 	passed=$(isng_counter syn_passed_auto)
 	assert_ge "$passed" 1 "SYNs passed to A below the threshold"
 	log "flood: $(sp_flood 4 syn 3 1000000 50000)"
@@ -265,9 +271,7 @@ test_synproxy_auto_switches_around_threshold() {
 	assert_ge "$on" 1 "synproxy_auto_on after 3 s at 50k SYN/s"
 	assert_ge "$(isng_counter cookie_sent)" 1000 "cookies sent while on"
 	sleep 1.2
-	bg_start client "$NS_B" "$TCP_XFER" client --connect "$A4:$SP_PORT" --send 1K --recv \
-		--seed "$SEED_B" --timeout 30
-	bg_wait client
+	sp_client_exchange
 	bg_wait server
 	off=$(isng_counter synproxy_auto_off)
 	assert_ge "$off" 1 "synproxy_auto_off once the flood stopped"
@@ -323,17 +327,11 @@ test_synproxy_switched_on_and_off_live() {
 	in_ns "$NS_A" sysctl -qw net.ipv4.tcp_syncookies=1
 	isng_attach "$IF_A"
 	isng synproxy "$SP_PORT" --json | grep -q '"mode":"always"' || fail "synproxy $SP_PORT --json"
-	bg_start server "$NS_A" "$TCP_XFER" server --listen "$A4:$SP_PORT" --conns 2 --send 1K \
-		--recv --seed "$SEED_A" --timeout 30
-	wait_listen "$NS_A" "$SP_PORT"
-	bg_start client "$NS_B" "$TCP_XFER" client --connect "$A4:$SP_PORT" --send 1K --recv \
-		--seed "$SEED_B" --timeout 30
-	bg_wait client
+	sp_server 2 30
+	sp_client_exchange
 	assert_eq "$(isng_counter cookie_handshake_to_stack)" 1 "handshake through the cookie, live"
 	isng synproxy off | grep -q 'synproxy  off' || fail "synproxy off"
-	bg_start client "$NS_B" "$TCP_XFER" client --connect "$A4:$SP_PORT" --send 1K --recv \
-		--seed "$SEED_B" --timeout 30
-	bg_wait client
+	sp_client_exchange
 	bg_wait server
 	assert_eq "$(isng_counter cookie_handshake_to_stack)" 1 "no cookie once off"
 	assert_ge "$(isng_counter synack_rewritten)" 1 "A's own SYN-ACK, rewritten, once off"

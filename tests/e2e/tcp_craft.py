@@ -63,14 +63,20 @@ def receive(sock, src, sport, dport, want, timeout):
             return seq, ack, flags
 
 
-def bad_ack_in_syn_recv(a):
+def raw_sender(a):
+    """A raw IPv4 TCP socket, and send(seq, ack, flags, data, opts) from a.sport to a.dport."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_TCP)
+
+    def send(seq, ack, flags, data=b"", opts=b""):
+        sock.sendto(segment(a.src, a.dst, a.sport, a.dport, seq, ack, flags, data, opts),
+                    (a.dst, 0))
+    return sock, send
+
+
+def bad_ack_in_syn_recv(a):
+    sock, send = raw_sender(a)
     isn = 0x10000000
     mss = b"\x02\x04\x05\xb4"
-
-    def send(seq, ack, flags, payload=b"", opts=b""):
-        sock.sendto(segment(a.src, a.dst, a.sport, a.dport, seq, ack, flags, payload, opts),
-                    (a.dst, 0))
 
     send(isn, 0, SYN, opts=mss)
     got = receive(sock, a.dst, a.dport, a.sport, lambda f: f & (SYN | ACK) == SYN | ACK, 3)
@@ -95,13 +101,9 @@ def bad_ack_in_syn_recv(a):
 
 
 def data_on_third_ack(a):
-    sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_TCP)
+    sock, send = raw_sender(a)
     isn = 0x20000000
     payload = b"third-ack!\n"
-
-    def send(seq, ack, flags, data=b"", opts=b""):
-        sock.sendto(segment(a.src, a.dst, a.sport, a.dport, seq, ack, flags, data, opts),
-                    (a.dst, 0))
 
     send(isn, 0, SYN, opts=b"\x02\x04\x05\xb4")
     got = receive(sock, a.dst, a.dport, a.sport, lambda f: f & (SYN | ACK) == SYN | ACK, 3)
