@@ -15,8 +15,11 @@
 
 static struct test_case *tests_head, **tests_tail = &tests_head;
 
-/* State of the running test. */
+/* State of the running test, and of its named case (test_case_begin). */
+static const struct test_case *cur_test;
 static bool cur_failed, cur_skipped;
+static bool sub_active, sub_failed;
+static char sub_name[160];
 static char *log_buf;
 static size_t log_len;
 static FILE *log_file;
@@ -53,11 +56,34 @@ void test_skip(const char *fmt, ...)
 	va_end(ap);
 }
 
+void test_case_begin(const char *fmt, ...)
+{
+	va_list ap;
+
+	test_case_end();
+	va_start(ap, fmt);
+	vsnprintf(sub_name, sizeof(sub_name), fmt, ap);
+	va_end(ap);
+	sub_active = true;
+	sub_failed = false;
+}
+
+void test_case_end(void)
+{
+	if (!sub_active)
+		return;
+	printf("  %s %s/%s\n", sub_failed ? "FAIL" : "ok  ", cur_test->name, sub_name);
+	sub_active = false;
+}
+
 void test_fail(const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;
 
 	cur_failed = true;
+	sub_failed = true;
+	if (sub_active)
+		fprintf(log_file, "[%s] ", sub_name);
 	fprintf(log_file, "%s:%d: ", file, line);
 	va_start(ap, fmt);
 	vlog(fmt, ap);
@@ -160,8 +186,10 @@ int main(int argc, char **argv)
 		if (!selected(tc->name, argc - optind, argv + optind))
 			continue;
 		cur_failed = cur_skipped = false;
+		cur_test = tc;
 		log_file = open_memstream(&log_buf, &log_len);
 		tc->fn();
+		test_case_end();
 		fclose(log_file);
 		if (cur_failed) {
 			failed++;

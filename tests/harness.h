@@ -31,6 +31,14 @@ void test_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Marks the running test failed with a message, without an assertion. */
 void test_fail(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/*
+ * A named case inside the running test, such as one fixture row: its result
+ * is its own line ("  ok   test/name" or "  FAIL test/name", before the
+ * test's), its failures are tagged with the name, and they fail the test.
+ * The next begin or the end of the test ends a case not ended explicitly.
+ */
+void test_case_begin(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void test_case_end(void);
 /* Free-form diagnostics, shown with the test's result. */
 void test_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

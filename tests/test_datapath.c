@@ -582,6 +582,7 @@ TEST(test_established_segments_translated)
 	for (size_t i = 0; i < sizeof(translate_rows) / sizeof(translate_rows[0]); i++) {
 		const struct translate_row *row = &translate_rows[i];
 
+		test_case_begin("%s", row->desc);
 		for (int family = 4; family <= 6; family += 2) {
 			if (family == 6 && row->ip_opts_len)
 				continue;
@@ -604,12 +605,14 @@ TEST(test_sack_edges_at_odd_offsets_translated)
 {
 	if (!dp_setup())
 		return;
-	for (size_t i = 0; i < sizeof(odd_sack_rows) / sizeof(odd_sack_rows[0]); i++)
+	for (size_t i = 0; i < sizeof(odd_sack_rows) / sizeof(odd_sack_rows[0]); i++) {
+		test_case_begin("%s", odd_sack_rows[i].row.desc);
 		for (int family = 4; family <= 6; family += 2)
 			for (size_t p = 0; p < 2; p++)
 				run_translate_row_laid_out(&odd_sack_rows[i].row,
 							   odd_sack_rows[i].layout, family,
 							   ingress_progs[p]);
+	}
 }
 
 TEST(test_sack_blocks_counted_on_ingress)
@@ -776,10 +779,13 @@ static void run_icmp_rows(bool redirects)
 {
 	if (!dp_setup())
 		return;
-	for (size_t i = 0; i < sizeof(icmp_rows) / sizeof(icmp_rows[0]); i++)
-		if (icmp_row_is_redirect(&icmp_rows[i]) == redirects)
-			for (size_t p = 0; p < 2; p++)
-				run_icmp_row(&icmp_rows[i], ingress_progs[p]);
+	for (size_t i = 0; i < sizeof(icmp_rows) / sizeof(icmp_rows[0]); i++) {
+		if (icmp_row_is_redirect(&icmp_rows[i]) != redirects)
+			continue;
+		test_case_begin("%s", icmp_rows[i].desc);
+		for (size_t p = 0; p < 2; p++)
+			run_icmp_row(&icmp_rows[i], ingress_progs[p]);
+	}
 }
 
 TEST(test_icmp_errors_quoting_host_segments_translated) { run_icmp_rows(false); }
@@ -922,6 +928,7 @@ TEST(test_ipv6_extension_headers_and_fragments)
 	if (!dp_setup())
 		return;
 	for (size_t i = 0; i < sizeof(exthdr_rows) / sizeof(exthdr_rows[0]); i++) {
+		test_case_begin("%s", exthdr_rows[i].name);
 		run_exthdr_row(&exthdr_rows[i], false, DP_TC_EGRESS);
 		for (size_t p = 0; p < 2; p++)
 			run_exthdr_row(&exthdr_rows[i], true, ingress_progs[p]);
@@ -1094,9 +1101,11 @@ TEST(test_unsupported_and_bad_frames_pass_untouched)
 {
 	if (!dp_setup())
 		return;
-	for (size_t i = 0; i < sizeof(pass_rows) / sizeof(pass_rows[0]); i++)
+	for (size_t i = 0; i < sizeof(pass_rows) / sizeof(pass_rows[0]); i++) {
+		test_case_begin("%s", pass_rows[i].desc);
 		for (size_t p = 0; p < (pass_rows[i].xdp_only ? 1 : 3); p++)
 			run_pass_row(&pass_rows[i], all_progs[p]);
+	}
 }
 
 TEST(test_non_ip_frames_pass_untouched)
@@ -1619,9 +1628,11 @@ TEST(test_host_rst_in_handshake_is_an_abort_only_when_linux_means_one)
 {
 	if (!dp_setup())
 		return;
-	for (size_t i = 0; i < sizeof(host_rst_rows) / sizeof(host_rst_rows[0]); i++)
+	for (size_t i = 0; i < sizeof(host_rst_rows) / sizeof(host_rst_rows[0]); i++) {
+		test_case_begin("%s", host_rst_rows[i].name);
 		for (int family = 4; family <= 6; family += 2)
 			run_host_rst_row(&host_rst_rows[i], family);
+	}
 }
 
 /*

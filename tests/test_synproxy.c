@@ -341,6 +341,7 @@ static void check_syn_row(const struct syn_row *r, enum dp_prog prog)
 TEST(test_synproxy_syn_answered_with_the_reference_cookie_synack)
 {
 	for (size_t i = 0; i < sizeof(syn_rows) / sizeof(syn_rows[0]); i++) {
+		test_case_begin("%s", syn_rows[i].name);
 		check_syn_row(&syn_rows[i], DP_XDP_INGRESS);
 		check_syn_row(&syn_rows[i], DP_XDP_COOKIE);
 	}
@@ -402,6 +403,7 @@ TEST(test_synproxy_odd_syns_pass_untouched_and_counted)
 		struct pkt_spec s;
 		uint32_t verdict;
 
+		test_case_begin("%s", r->name);
 		if (r->synproxy_off)
 			cfg.mode = SYNPROXY_OFF;
 		if (!setup(&cfg, r->dport == SP_OPEN_PORT ? SP_PORT : r->dport))
@@ -631,6 +633,7 @@ static void check_ack_row(const struct ack_row *r, enum dp_prog prog)
 TEST(test_synproxy_cookie_acks_judged_as_the_reference_judges)
 {
 	for (size_t i = 0; i < sizeof(ack_rows) / sizeof(ack_rows[0]); i++) {
+		test_case_begin("%s", ack_rows[i].name);
 		check_ack_row(&ack_rows[i], DP_TC_INGRESS);
 		check_ack_row(&ack_rows[i], DP_TC_COOKIE);
 	}
