@@ -1127,10 +1127,19 @@ TEST(test_non_ip_frames_pass_untouched)
 	}
 }
 
+/* An 18-byte TCP-MD5 (19) or TCP-AO (29) option whose MAC bytes are fill + offset. */
+static void signature_option(uint8_t sig[18], uint8_t kind, uint8_t fill)
+{
+	sig[0] = kind;
+	sig[1] = 18;
+	for (int i = 2; i < 18; i++)
+		sig[i] = (uint8_t)(fill + i);
+}
+
 /* TCP-MD5 and TCP-AO connections are never rewritten: any change breaks the signature. */
 static void check_signed_syn_passes(uint8_t option_kind, bool synack, int family)
 {
-	uint8_t sig[18] = { option_kind, 18 };
+	uint8_t sig[18];
 	uint8_t frame[PKT_MAX_LEN];
 	uint16_t lport = fresh_port();
 	struct flow_state st;
@@ -1139,8 +1148,7 @@ static void check_signed_syn_passes(uint8_t option_kind, bool synack, int family
 	uint64_t before;
 	size_t len;
 
-	for (int i = 2; i < 18; i++)
-		sig[i] = (uint8_t)(0xa0 + i);
+	signature_option(sig, option_kind, 0xa0);
 	/* A stale flow on the tuple must not translate the signed connection either. */
 	if (!open_flow(family, lport, 179, true, 1, &st))
 		return;
@@ -1174,7 +1182,7 @@ TEST(test_tcp_ao_synack_passes_untouched) { if (dp_setup()) check_signed_syn_pas
  */
 TEST(test_signed_syn_right_after_promotion_passes_untouched)
 {
-	uint8_t sig[18] = { 19, 18 };
+	uint8_t sig[18];
 	uint8_t frame[PKT_MAX_LEN];
 	uint16_t lport = fresh_port();
 	struct flow_state st;
@@ -1183,8 +1191,7 @@ TEST(test_signed_syn_right_after_promotion_passes_untouched)
 	bool opening;
 	size_t len;
 
-	for (int i = 2; i < 18; i++)
-		sig[i] = (uint8_t)(0xb0 + i);
+	signature_option(sig, 19, 0xb0);
 	if (!dp_setup() || !open_flow(4, lport, 179, true, 2000, &st))
 		return;
 	/* The host's ACK of the peer's SYN-ACK promotes the flow. */
