@@ -138,6 +138,80 @@ TEST(test_cookie_ipv4_timestamps_equals_reference) { check_make_matches_referenc
 TEST(test_cookie_ipv6_equals_reference) { check_make_matches_reference(6, false); }
 TEST(test_cookie_ipv6_timestamps_equals_reference) { check_make_matches_reference(6, true); }
 
+/* A slot offset, a rotation age and a change to a valid ACK, drawn for one random check. */
+static uint64_t random_rotation_age(void)
+{
+	switch (rand32() % 4) {
+	case 0: return rand32() % 1000000;				/* just rotated */
+	case 1: return COOKIE_LIFETIME_NS - 1 - rand32() % 1000;	/* lifetime nearly over */
+	case 2: return COOKIE_LIFETIME_NS + rand32() % 1000;		/* just over */
+	default: return ((uint64_t)rand32() << 8) % (4 * COOKIE_LIFETIME_NS);
+	}
+}
+
+/*
+ * Random ACKs, most of them near a valid one (made in a slot around now,
+ * with the current, previous or next key generation, then perhaps a bit
+ * flipped or the cookie replaced): BPF's verdict and decoded options equal
+ * the reference's. Every verdict must come up, or the cases prove little.
+ */
+static void check_verdicts_match_reference(int family, bool ts)
+{
+	uint32_t seen[4] = { 0 }, mismatches = 0;
+	struct flow_key fk;
+
+	if (!setup())
+		return;
+	for (int i = 0; i < RANDOM_CASES; i++) {
+		uint32_t key_gen = rand32() % 6, make_gen = key_gen, opt_bits = random_opt_bits(ts);
+		uint64_t now = (uint64_t)(10 + rand32() % 1000000) * SLOT_NS + rand32() % SLOT_NS;
+		uint32_t slot = (uint32_t)(now >> COOKIE_SLOT_SHIFT) + 1 - rand32() % 6;
+		uint64_t rotated = now - random_rotation_age();
+		uint32_t client_isn = rand32(), cookie, tsval, verdict, want;
+		struct ref_cookie_opts o;
+
+		switch (rand32() % 3) {
+		case 0: if (key_gen) make_gen = key_gen - 1; break;
+		case 1: if (rand32() % 4 == 0) make_gen = key_gen + 1; break;
+		}
+		random_flow(&fk, family);
+		if (!ASSERT_OK(ref_cookie_make(&keys[make_gen % ISN_KEY_SLOTS], make_gen, &fk,
+					       client_isn, slot, opt_bits, ts, &cookie, &tsval),
+			       "reference"))
+			return;
+		switch (rand32() % 4) {
+		case 0: cookie ^= 1u << (rand32() % 32); break;
+		case 1: tsval ^= 1u << (rand32() % 32); break;
+		case 2: if (rand32() % 8 == 0) cookie = rand32(); break;
+		}
+		want = ref_cookie_check(keys, key_gen, rotated, &fk, client_isn, cookie, now, ts,
+					tsval, &o);
+		verdict = bpf_check(key_gen, rotated, &fk, client_isn, cookie, now, ts, tsval);
+		if (verdict == want && want == COOKIE_OK &&
+		    (skel->bss->out_mss != o.mss || skel->bss->out_wscale_ok != o.wscale_ok ||
+		     skel->bss->out_wscale != o.wscale || skel->bss->out_sack_ok != o.sack_ok ||
+		     skel->bss->out_ecn_ok != o.ecn_ok))
+			verdict = ~0u;
+		if (verdict != want && !mismatches++)
+			FAIL("case %d: key_gen %u made with %u, slot %u at %llu, rotated %llu: "
+			     "BPF %d, reference %u", i, key_gen, make_gen, slot,
+			     (unsigned long long)now, (unsigned long long)rotated, (int)verdict,
+			     want);
+		if (want < 4)
+			seen[want]++;
+	}
+	ASSERT_EQ(mismatches, 0, "verdicts or options differing from the reference");
+	test_log("ok %u, bad MAC %u, expired %u, unknown key %u", seen[COOKIE_OK],
+		 seen[COOKIE_BAD_MAC], seen[COOKIE_EXPIRED], seen[COOKIE_UNKNOWN_KEY]);
+	for (int v = 0; v < 4; v++)
+		ASSERT_TRUE(seen[v] > 0, "every verdict among the cases");
+}
+
+TEST(test_cookie_check_ipv4_equals_reference) { check_verdicts_match_reference(4, false); }
+TEST(test_cookie_check_ipv4_timestamps_equals_reference) { check_verdicts_match_reference(4, true); }
+TEST(test_cookie_check_ipv6_equals_reference) { check_verdicts_match_reference(6, false); }
+TEST(test_cookie_check_ipv6_timestamps_equals_reference) { check_verdicts_match_reference(6, true); }
+
 /* A valid cookie made by the reference for slot, checked by BPF and the reference at now. */
 static void expect_verdict(const char *what, uint32_t make_gen, uint32_t key_gen,
 			   uint64_t rotated_ns, uint32_t slot, uint64_t now_ns, uint32_t want)
@@ -192,34 +266,89 @@ TEST(test_cookie_previous_key_accepted_for_a_lifetime_after_rotation)
 		       COOKIE_UNKNOWN_KEY);
 }
 
-TEST(test_cookie_every_bit_is_authenticated)
+/*
+ * `isnguard key rotate` stamps key_rotated_ns from CLOCK_MONOTONIC; the
+ * datapath reads its now from bpf_ktime_get_coarse_ns(), which runs up to a
+ * tick (1 to 10 ms) behind it. For that tick after a rotation now is below
+ * the stamp; the rotation has happened all the same (key_gen says so), and
+ * a cookie sent just before it, with the previous key, is still good.
+ */
+TEST(test_cookie_previous_key_accepted_when_rotation_stamp_is_ahead_of_now)
 {
-	struct ref_cookie_opts opts = { .wscale = 9, .wscale_ok = true, .sack_ok = true,
-					.ecn_ok = true };
+	uint32_t slot = 5000;
+	uint64_t now = (uint64_t)slot * SLOT_NS + 12345;
+
+	if (!setup())
+		return;
+	expect_verdict("stamp 1 ns ahead", 0, 1, now + 1, slot, now, COOKIE_OK);
+	expect_verdict("stamp a 4 ms tick ahead", 0, 1, now + 4000000, slot, now, COOKIE_OK);
+	expect_verdict("current key, stamp ahead", 1, 1, now + 4000000, slot, now, COOKIE_OK);
+}
+
+/* BPF's verdict on (cookie, tsecr, client ISN) at now, and the reference's. */
+static bool verdicts_agree(const struct flow_key *fk, uint32_t client_isn, uint32_t cookie,
+			   uint64_t now, bool ts, uint32_t tsecr, uint32_t *verdict)
+{
+	struct ref_cookie_opts ref_opts;
+	uint32_t want = ref_cookie_check(keys, 0, 0, fk, client_isn, cookie, now, ts, tsecr,
+					 &ref_opts);
+
+	*verdict = bpf_check(0, 0, fk, client_isn, cookie, now, ts, tsecr);
+	return *verdict == want;
+}
+
+/*
+ * Each of the 32 bits of the cookie, of TSecr (with timestamps) and of the
+ * client ISN, flipped alone: refused, with the reason the reference gives
+ * (the clear bits say expired or unknown key; any other, bad MAC).
+ */
+static void check_every_bit(int family, bool ts)
+{
+	struct ref_cookie_opts opts = { .wscale = ts ? 9 : 8, .wscale_ok = true, .sack_ok = true,
+					.ecn_ok = ts };
 	uint64_t now = 777 * SLOT_NS + 99;
-	uint32_t cookie, tsval, client_isn = 0x12345678, accepted = 0;
+	uint32_t cookie, tsval, verdict, client_isn = 0x12345678, accepted = 0, disagreed = 0;
 	struct flow_key fk;
 
 	if (!setup())
 		return;
-	random_flow(&fk, 6);
+	random_flow(&fk, family);
 	if (!ASSERT_OK(ref_cookie_make(&keys[0], 0, &fk, client_isn, 777,
-				       ref_cookie_opt_bits(3, &opts, true), true, &cookie, &tsval),
+				       ref_cookie_opt_bits(3, &opts, ts), ts, &cookie, &tsval),
 		       "reference"))
 		return;
-	ASSERT_EQ(bpf_check(0, 0, &fk, client_isn, cookie, now, true, tsval), COOKIE_OK, "valid");
+	if (!ASSERT_EQ(bpf_check(0, 0, &fk, client_isn, cookie, now, ts, tsval), COOKIE_OK,
+		       "the unchanged cookie"))
+		return;
 	for (int bit = 0; bit < 32; bit++) {
-		accepted += bpf_check(0, 0, &fk, client_isn, cookie ^ (1u << bit), now, true,
-				      tsval) == COOKIE_OK;
-		accepted += bpf_check(0, 0, &fk, client_isn, cookie, now, true,
-				      tsval ^ (1u << bit)) == COOKIE_OK;
-		accepted += bpf_check(0, 0, &fk, client_isn ^ (1u << bit), cookie, now, true,
-				      tsval) == COOKIE_OK;
+		const uint32_t flip = 1u << bit;
+		const struct { uint32_t isn, cookie, tsecr; bool on; } changes[] = {
+			{ client_isn, cookie ^ flip, tsval, true },
+			{ client_isn, cookie, tsval ^ flip, ts },
+			{ client_isn ^ flip, cookie, tsval, true },
+		};
+
+		for (size_t i = 0; i < sizeof(changes) / sizeof(changes[0]); i++) {
+			if (!changes[i].on)
+				continue;
+			if (!verdicts_agree(&fk, changes[i].isn, changes[i].cookie, now, ts,
+					    changes[i].tsecr, &verdict) && !disagreed++)
+				FAIL("bit %d of %s: BPF says %u, the reference does not", bit,
+				     i == 0 ? "the cookie" : i == 1 ? "TSecr" : "the client ISN",
+				     verdict);
+			accepted += verdict == COOKIE_OK;
+		}
 	}
-	/* The timestamp negotiation is in the MAC: the same ACK without timestamps is refused. */
-	accepted += bpf_check(0, 0, &fk, client_isn, cookie, now, false, 0) == COOKIE_OK;
+	/* Whether timestamps were negotiated is in the MAC: the same ACK the other way is refused. */
+	accepted += bpf_check(0, 0, &fk, client_isn, cookie, now, !ts, tsval) == COOKIE_OK;
 	ASSERT_EQ(accepted, 0, "single-bit changes of cookie, TSecr or client ISN accepted");
+	ASSERT_EQ(disagreed, 0, "verdicts differing from the reference");
 }
+
+TEST(test_cookie_every_bit_is_authenticated_ipv4) { check_every_bit(4, false); }
+TEST(test_cookie_every_bit_is_authenticated_ipv4_timestamps) { check_every_bit(4, true); }
+TEST(test_cookie_every_bit_is_authenticated_ipv6) { check_every_bit(6, false); }
+TEST(test_cookie_every_bit_is_authenticated_ipv6_timestamps) { check_every_bit(6, true); }
 
 static void check_decoding(bool ts)
 {
@@ -264,32 +393,47 @@ TEST(test_cookie_decodes_the_options_it_carries_without_timestamps)
 		check_decoding(false);
 }
 
+/*
+ * Every limit 0..65535, both families, both tables: BPF picks what the
+ * reference picks, and that is the rule itself: the entry is not above the
+ * limit (or is the smallest, when all are) and the next one is.
+ */
 TEST(test_cookie_mss_index_is_largest_entry_not_above_limit)
 {
-	static const uint32_t limits[] = { 0, 535, 536, 1219, 1220, 1300, 1379, 1460, 1461,
-					   8939, 8940, 8960, 65535 };
-
 	if (!setup())
 		return;
 	for (int ts = 0; ts <= 1; ts++) {
 		for (int family = 4; family <= 6; family += 2) {
-			for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
-				skel->bss->in_flow.family = (uint8_t)family;
-				skel->bss->in_mss_limit = limits[i];
-				skel->bss->in_ts = (uint32_t)ts;
-				if (!run(skel->progs.test_cookie_mss_index))
-					return;
-				ASSERT_EQ(skel->bss->out_mss_index,
-					  ref_cookie_mss_index(family, limits[i], ts),
-					  family == 4 ? "IPv4 MSS index" : "IPv6 MSS index");
+			unsigned int entries = ts ? COOKIE_MSS_ENTRIES : COOKIE_NOTS_MSS_ENTRIES;
+			uint32_t wrong = 0;
+
+			test_case_begin("ipv%d_%s", family, ts ? "timestamps" : "no_timestamps");
+			skel->bss->in_flow.family = (uint8_t)family;
+			skel->bss->in_ts = (uint32_t)ts;
+			if (!run(skel->progs.test_cookie_mss_table))
+				return;
+			for (uint32_t limit = 0; limit <= 0xffff; limit++) {
+				unsigned int index = skel->bss->out_mss_table[limit];
+				unsigned int want = ref_cookie_mss_index(family, limit, ts);
+				bool rule = (index == 0 || ref_cookie_mss(family, index, ts) <= limit) &&
+					    (index + 1 >= entries ||
+					     ref_cookie_mss(family, index + 1, ts) > limit);
+
+				if ((index != want || !rule) && !wrong++)
+					FAIL("limit %u: BPF index %u, reference %u", limit, index,
+					     want);
 			}
+			ASSERT_EQ(wrong, 0, "limits with another index");
 		}
 	}
+	test_case_end();
 	ASSERT_EQ(ref_cookie_mss_index(4, 1460, true), 6, "1460 is entry 6");
 	ASSERT_EQ(ref_cookie_mss(4, ref_cookie_mss_index(4, 1459, true), true), 1440,
 		  "1459 rounds down");
 	ASSERT_EQ(ref_cookie_mss(4, ref_cookie_mss_index(4, 1400, false), false), 1300,
 		  "1400 rounds down to the 1300 class without timestamps");
+	ASSERT_EQ(ref_cookie_mss(6, ref_cookie_mss_index(6, 100, true), true), 1220,
+		  "below every entry: the smallest");
 }
 
 /*

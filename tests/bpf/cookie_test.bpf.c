@@ -28,6 +28,8 @@ __u32 out_tsval;
 __u32 out_verdict;
 __u32 out_mss, out_wscale, out_wscale_ok, out_sack_ok, out_ecn_ok;
 __u32 out_mss_index;
+/* cookie_mss_index of every limit 0..65535, for in_flow.family and in_ts. */
+__u8 out_mss_table[65536];
 __u32 out_accepted;
 __u32 out_tried;
 
@@ -62,6 +64,19 @@ SEC("xdp")
 int test_cookie_mss_index(struct xdp_md *ctx __maybe_unused)
 {
 	out_mss_index = cookie_mss_index(in_flow.family, in_mss_limit, in_ts);
+	return XDP_PASS;
+}
+
+static long mss_index_of_limit(__u32 limit, void *unused __maybe_unused)
+{
+	out_mss_table[limit & 0xffff] = (__u8)cookie_mss_index(in_flow.family, limit, in_ts);
+	return 0;
+}
+
+SEC("xdp")
+int test_cookie_mss_table(struct xdp_md *ctx __maybe_unused)
+{
+	bpf_loop(sizeof(out_mss_table), mss_index_of_limit, NULL, 0);
 	return XDP_PASS;
 }
 

@@ -95,8 +95,13 @@ enum cookie_verdict ref_cookie_check(const struct isn_key keys[ISN_KEY_SLOTS],
 	else
 		return COOKIE_EXPIRED;
 	if ((cookie & 1) != key_gen % 2) {
-		/* the previous key: only for a cookie lifetime (2 slots) after the rotation */
-		if (key_gen == 0 || now_ns - key_rotated_ns >= 2 * (1ULL << 36))
+		/*
+		 * The previous key: until a cookie lifetime (2 slots) after the
+		 * rotation. key_gen says the rotation has happened, so a stamp
+		 * later than now (taken on a clock ahead of the one now is read
+		 * from) means it has only just happened.
+		 */
+		if (key_gen == 0 || now_ns >= key_rotated_ns + 2 * (1ULL << 36))
 			return COOKIE_UNKNOWN_KEY;
 		gen = key_gen - 1;
 	}

@@ -41,6 +41,8 @@ int ref_cookie_make(const struct isn_key *key, uint32_t key_gen, const struct fl
 /*
  * The verdict on an ACK's cookie (its ack - 1) at now_ns, keys[] by slot
  * (key_gen % ISN_KEY_SLOTS is current); decodes the options when valid.
+ * The previous key is good until key_rotated_ns + COOKIE_LIFETIME_NS,
+ * also when the rotation was stamped after now_ns.
  */
 enum cookie_verdict ref_cookie_check(const struct isn_key keys[ISN_KEY_SLOTS],
 					 uint32_t key_gen, uint64_t key_rotated_ns,
