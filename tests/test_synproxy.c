@@ -123,8 +123,12 @@ struct syn_row {
 	bool sack;
 	bool ts;
 	bool ecn;		/* ECE and CWR on the SYN */
+	bool ece_only;		/* ECE without CWR: not an ECN-setup SYN (RFC 3168 6.1.1) */
 	bool windows_layout;	/* MSS, NOP WS, NOP NOP SACK-permitted */
+	bool bsd_layout;	/* MSS, NOP WS, NOP NOP TS, SACK-permitted, EOL (macOS, FreeBSD) */
+	bool tfo_cookie;	/* NOP NOP and a Fast Open cookie option after the others */
 	size_t payload;		/* TFO-style data on the SYN, cut from the SYN-ACK */
+	size_t eth_padding;	/* zeros after the IP packet, up to Ethernet's 60 bytes */
 	uint32_t sp_flags;	/* the host's stack: 0 means all */
 };
 
@@ -165,6 +169,27 @@ static const struct syn_row syn_rows[] = {
 	  .wscale = 7, .sack = true, .ts = true, .ecn = true, .sp_flags = SYNPROXY_F_WSCALE },
 	{ .name = "ipv4_host_without_window_scaling", .family = 4, .mss = 1460, .wscale = 7,
 	  .sack = true, .ts = true, .sp_flags = SYNPROXY_F_SACK | SYNPROXY_F_TIMESTAMPS },
+	{ .name = "ipv4_ethernet_padding_ignored", .family = 4, .wscale = -1, .eth_padding = 6 },
+	{ .name = "ipv4_ece_without_cwr_not_ecn_setup", .family = 4, .mss = 1460, .wscale = 7,
+	  .sack = true, .ts = true, .ece_only = true },
+	{ .name = "ipv6_ecn_setup", .family = 6, .mss = 1440, .wscale = 7, .sack = true,
+	  .ts = true, .ecn = true },
+	{ .name = "ipv4_wscale_14_kept", .family = 4, .mss = 1460, .wscale = 14, .sack = true,
+	  .ts = true },
+	{ .name = "ipv4_wscale_0_kept", .family = 4, .mss = 1460, .wscale = 0, .sack = true,
+	  .ts = true },
+	{ .name = "ipv4_timestamps_mss_absent_536_assumed", .family = 4, .wscale = 7,
+	  .sack = true, .ts = true },
+	{ .name = "ipv6_timestamps_mss_absent_1220_assumed", .family = 6, .wscale = 7,
+	  .sack = true, .ts = true },
+	{ .name = "ipv4_mss_below_every_entry_smallest", .family = 4, .mss = 100, .wscale = 7,
+	  .sack = true, .ts = true },
+	{ .name = "ipv4_bsd_layout", .family = 4, .mss = 1460, .wscale = 6, .sack = true,
+	  .ts = true, .bsd_layout = true },
+	{ .name = "ipv4_fast_open_cookie_and_data_not_echoed", .family = 4, .mss = 1460,
+	  .wscale = 7, .sack = true, .ts = true, .tfo_cookie = true, .payload = 100 },
+	{ .name = "ipv6_syn_data_trimmed", .family = 6, .mss = 1440, .wscale = 7, .sack = true,
+	  .ts = true, .payload = 500 },
 };
 
 static void syn_spec(const struct syn_row *r, uint16_t dport, struct pkt_spec *s)
@@ -183,11 +208,21 @@ static void syn_spec(const struct syn_row *r, uint16_t dport, struct pkt_spec *s
 	s->sport = CLIENT_PORT;
 	s->dport = dport;
 	s->seq = CLIENT_ISN;
-	s->flags = TH_SYN | (r->ecn ? TH_ECE | TH_CWR : 0);
+	s->flags = TH_SYN | (r->ecn ? TH_ECE | TH_CWR : 0) | (r->ece_only ? TH_ECE : 0);
 	s->window = 64240;
 	if (r->mss)
 		pkt_opt_mss(s, r->mss);
-	if (r->windows_layout) {
+	if (r->bsd_layout) {
+		static const uint8_t eol[] = { TCPOPT_EOL };
+
+		pkt_opt_nop(s);
+		pkt_opt_wscale(s, (uint8_t)r->wscale);
+		pkt_opt_nop(s);
+		pkt_opt_nop(s);
+		pkt_opt_timestamp(s, CLIENT_TSVAL, 0);
+		pkt_opt_sack_perm(s);
+		pkt_opt_raw(s, eol, sizeof(eol));
+	} else if (r->windows_layout) {
 		pkt_opt_nop(s);
 		pkt_opt_wscale(s, (uint8_t)r->wscale);
 		pkt_opt_nop(s);
@@ -210,6 +245,13 @@ static void syn_spec(const struct syn_row *r, uint16_t dport, struct pkt_spec *s
 			pkt_opt_nop(s);
 			pkt_opt_wscale(s, (uint8_t)r->wscale);
 		}
+	}
+	if (r->tfo_cookie) {
+		static const uint8_t tfo[] = { 34, 10, 0xc0, 0x0c, 0x1e, 0x5e, 0xed, 0x01, 0x02, 0x03 };
+
+		pkt_opt_nop(s);
+		pkt_opt_nop(s);
+		pkt_opt_raw(s, tfo, sizeof(tfo));
 	}
 	s->payload = payload;
 	s->payload_len = r->payload;
@@ -321,6 +363,8 @@ static void check_syn_row(const struct syn_row *r, enum dp_prog prog)
 		return;
 	syn_spec(r, SP_PORT, &s);
 	in_len = pkt_build(&s, in, sizeof(in));
+	memset(in + in_len, 0, r->eth_padding);
+	in_len += r->eth_padding;
 	sent = dp_stat(STAT_COOKIE_SENT);
 	before = coarse_slot();
 	if (!dp_run(prog, in, in_len, out, &out_len, &verdict))
@@ -355,18 +399,23 @@ struct pass_syn_row {
 	uint16_t dport;
 	uint8_t extra_flags;
 	bool ip_options;
-	bool md5;
+	uint8_t signature;	/* TCPOPT_MD5SIG or TCPOPT_AO: a signed SYN, only the host can answer */
 	bool truncate_options;	/* doff claims options the frame does not hold */
 	bool ipv6_dest_options;	/* an 8-byte destination-options header before TCP */
 	bool first_fragment;	/* IPv4 MF set, offset 0 */
 	bool synproxy_off;
-	enum isn_stat stat;	/* the counter it must move; STAT_COUNT: none of the SYN ones */
+	/*
+	 * The counter it moves in isnguard_xdp; isnguard_xdp_cookie counts
+	 * only its SYN decisions (syn_*), and tc counts the rest.
+	 */
+	enum isn_stat stat;
 };
 
 static const struct pass_syn_row pass_syn_rows[] = {
-	{ .name = "unprotected_port", .family = 4, .dport = SP_OPEN_PORT, .stat = STAT_COUNT },
+	{ .name = "unprotected_port", .family = 4, .dport = SP_OPEN_PORT,
+	  .stat = STAT_PASS_UNTRACKED },
 	{ .name = "synproxy_off", .family = 4, .dport = SP_PORT, .synproxy_off = true,
-	  .stat = STAT_COUNT },
+	  .stat = STAT_PASS_UNTRACKED },
 	{ .name = "no_listener_ipv4", .family = 4, .dport = SP_CLOSED_PORT,
 	  .stat = STAT_SYN_NO_LISTENER },
 	{ .name = "no_listener_ipv6", .family = 6, .dport = SP_CLOSED_PORT,
@@ -377,7 +426,9 @@ static const struct pass_syn_row pass_syn_rows[] = {
 	  .stat = STAT_SYN_UNANSWERABLE },
 	{ .name = "syn_rst", .family = 6, .dport = SP_PORT, .extra_flags = TH_RST,
 	  .stat = STAT_SYN_UNANSWERABLE },
-	{ .name = "tcp_md5", .family = 4, .dport = SP_PORT, .md5 = true,
+	{ .name = "tcp_md5", .family = 4, .dport = SP_PORT, .signature = TCPOPT_MD5SIG,
+	  .stat = STAT_SYN_UNANSWERABLE },
+	{ .name = "tcp_ao", .family = 6, .dport = SP_PORT, .signature = TCPOPT_AO,
 	  .stat = STAT_SYN_UNANSWERABLE },
 	{ .name = "truncated_options", .family = 4, .dport = SP_PORT, .truncate_options = true,
 	  .stat = STAT_PASS_TRUNCATED },
@@ -387,64 +438,84 @@ static const struct pass_syn_row pass_syn_rows[] = {
 	  .stat = STAT_SYN_UNANSWERABLE },
 };
 
-TEST(test_synproxy_odd_syns_pass_untouched_and_counted)
+/* The SYN decisions isnguard_xdp_cookie counts itself (STAT_SYN_SEEN .. STAT_SYN_UNANSWERABLE). */
+static bool syn_decision(enum isn_stat stat)
+{
+	return stat >= STAT_SYN_SEEN && stat <= STAT_SYN_UNANSWERABLE;
+}
+
+static void check_pass_syn_row(const struct pass_syn_row *r, enum dp_prog prog)
 {
 	static const struct syn_row plain4 = { .family = 4, .mss = 1460, .wscale = 7,
 					       .sack = true, .ts = true };
 	static const struct syn_row plain6 = { .family = 6, .mss = 1440, .wscale = 7,
 					       .sack = true, .ts = true };
+	struct synproxy_config cfg = sp_always;
+	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN];
+	uint64_t before_stat, before_sent, before_seen;
+	bool counted = prog == DP_XDP_INGRESS || syn_decision(r->stat);
+	/* The SYN proxy looked at it: a protected port, the proxy on, the headers parsed. */
+	bool seen = syn_decision(r->stat);
+	size_t in_len, out_len;
+	struct pkt_spec s;
+	uint32_t verdict;
+	char what[160];
 
+	snprintf(what, sizeof(what), "%s (%s)", r->name, dp_prog_name(prog));
+	if (r->synproxy_off)
+		cfg.mode = SYNPROXY_OFF;
+	if (!setup(&cfg, r->dport == SP_OPEN_PORT ? SP_PORT : r->dport))
+		return;
+	syn_spec(r->family == 6 ? &plain6 : &plain4, r->dport, &s);
+	s.flags |= r->extra_flags;
+	if (r->ip_options) {
+		static const uint8_t rr[] = { 7, 7, 4, 0, 0, 0, 0 };	/* record route */
+
+		memcpy(s.ip_opts, rr, sizeof(rr));
+		s.ip_opts_len = sizeof(rr);
+	}
+	if (r->ipv6_dest_options) {
+		/* next header TCP, length 0 (8 bytes), PadN of 6 */
+		static const uint8_t dopts[] = { 6, 0, 1, 4, 0, 0, 0, 0 };
+
+		memcpy(s.ip6_ext, dopts, sizeof(dopts));
+		s.ip6_ext_len = sizeof(dopts);
+		s.ip6_ext_first = 60;
+	}
+	if (r->first_fragment)
+		s.frag_off = 0x2000;
+	if (r->signature == TCPOPT_MD5SIG) {
+		uint8_t md5[18] = { TCPOPT_MD5SIG, 18 };
+
+		pkt_opt_raw(&s, md5, sizeof(md5));
+	} else if (r->signature == TCPOPT_AO) {
+		/* key id, receive next key id, a 12-byte MAC */
+		uint8_t ao[16] = { TCPOPT_AO, 16, 1, 1 };
+
+		pkt_opt_raw(&s, ao, sizeof(ao));
+	}
+	in_len = pkt_build(&s, in, sizeof(in));
+	if (r->truncate_options)
+		in_len -= 8;	/* the frame ends inside the options */
+	before_stat = dp_stat(r->stat);
+	before_sent = dp_stat(STAT_COOKIE_SENT);
+	before_seen = dp_stat(STAT_SYN_SEEN);
+	if (!dp_run(prog, in, in_len, out, &out_len, &verdict))
+		return;
+	ASSERT_EQ(verdict, XDP_PASS_VERDICT, what);
+	ASSERT_EQ(out_len, in_len, what);
+	ASSERT_MEMEQ(out, in, in_len, what);
+	ASSERT_EQ(dp_stat(STAT_COOKIE_SENT), before_sent, "cookie_sent");
+	ASSERT_EQ(dp_stat(STAT_SYN_SEEN), before_seen + (seen ? 1 : 0), "syn_seen");
+	ASSERT_EQ(dp_stat(r->stat), before_stat + (counted ? 1 : 0), what);
+}
+
+TEST(test_synproxy_odd_syns_pass_untouched_and_counted)
+{
 	for (size_t i = 0; i < sizeof(pass_syn_rows) / sizeof(pass_syn_rows[0]); i++) {
-		const struct pass_syn_row *r = &pass_syn_rows[i];
-		struct synproxy_config cfg = sp_always;
-		uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN];
-		uint64_t before_stat = 0, before_sent;
-		size_t in_len, out_len;
-		struct pkt_spec s;
-		uint32_t verdict;
-
-		test_case_begin("%s", r->name);
-		if (r->synproxy_off)
-			cfg.mode = SYNPROXY_OFF;
-		if (!setup(&cfg, r->dport == SP_OPEN_PORT ? SP_PORT : r->dport))
-			return;
-		syn_spec(r->family == 6 ? &plain6 : &plain4, r->dport, &s);
-		s.flags |= r->extra_flags;
-		if (r->ip_options) {
-			static const uint8_t rr[] = { 7, 7, 4, 0, 0, 0, 0 };	/* record route */
-
-			memcpy(s.ip_opts, rr, sizeof(rr));
-			s.ip_opts_len = sizeof(rr);
-		}
-		if (r->ipv6_dest_options) {
-			/* next header TCP, length 0 (8 bytes), PadN of 6 */
-			static const uint8_t dopts[] = { 6, 0, 1, 4, 0, 0, 0, 0 };
-
-			memcpy(s.ip6_ext, dopts, sizeof(dopts));
-			s.ip6_ext_len = sizeof(dopts);
-			s.ip6_ext_first = 60;
-		}
-		if (r->first_fragment)
-			s.frag_off = 0x2000;
-		if (r->md5) {
-			uint8_t md5[18] = { 19, 18 };
-
-			pkt_opt_raw(&s, md5, sizeof(md5));
-		}
-		in_len = pkt_build(&s, in, sizeof(in));
-		if (r->truncate_options)
-			in_len -= 8;	/* the frame ends inside the options */
-		if (r->stat != STAT_COUNT)
-			before_stat = dp_stat(r->stat);
-		before_sent = dp_stat(STAT_COOKIE_SENT);
-		if (!dp_run(DP_XDP_INGRESS, in, in_len, out, &out_len, &verdict))
-			return;
-		ASSERT_EQ(verdict, XDP_PASS_VERDICT, r->name);
-		ASSERT_EQ(out_len, in_len, r->name);
-		ASSERT_MEMEQ(out, in, in_len, r->name);
-		ASSERT_EQ(dp_stat(STAT_COOKIE_SENT), before_sent, r->name);
-		if (r->stat != STAT_COUNT)
-			ASSERT_EQ(dp_stat(r->stat), before_stat + 1, r->name);
+		test_case_begin("%s", pass_syn_rows[i].name);
+		check_pass_syn_row(&pass_syn_rows[i], DP_XDP_INGRESS);
+		check_pass_syn_row(&pass_syn_rows[i], DP_XDP_COOKIE);
 	}
 }
 
