@@ -219,7 +219,8 @@ static __always_inline enum cookie_verdict cookie_check(const struct isn_config 
 	else
 		return COOKIE_EXPIRED;
 	if ((cookie & COOKIE_KEY_BIT) != (key_gen & COOKIE_KEY_BIT)) {
-		if (!key_gen || now_ns - cfg->key_rotated_ns >= COOKIE_LIFETIME_NS)
+		/* A stamp ahead of now (a finer clock than the coarse one) is a rotation just made. */
+		if (!key_gen || now_ns >= cfg->key_rotated_ns + COOKIE_LIFETIME_NS)
 			return COOKIE_UNKNOWN_KEY;
 		key_gen--;
 	}

@@ -69,8 +69,12 @@ int isnguard_xdp_cookie(struct xdp_md *xdp)
 	struct ctx c = { .ctx = xdp, .kind = CTX_XDP };
 	int stat = xdp_ingress(&c, false);
 
-	/* Everything but SYNs is tc's to count. */
-	if (stat >= STAT_SYN_SEEN || stat == STAT_DROP_ERROR)
+	/*
+	 * Everything but SYNs is tc's to count: only the SYN proxy's own
+	 * verdicts (syn_seen .. synproxy_auto_off in the counter list) and
+	 * errors count here, not a pass reason tc counts again.
+	 */
+	if ((stat >= STAT_SYN_SEEN && stat <= STAT_AUTO_OFF) || stat == STAT_DROP_ERROR)
 		stat_inc(stat);
 	return xdp_verdict(stat);
 }
