@@ -814,7 +814,7 @@ TEST(test_synproxy_ack_to_unprotected_port_untouched)
 	s.ack = 2;
 	in_len = pkt_build(&s, in, sizeof(in));
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
-		test_case_begin("%s", dp_prog_name(progs[i]));
+		test_case_begin("%s", progs[i] == DP_TC_INGRESS ? "tc_ingress" : "tc_cookie");
 		before = cookie_ack_counters();
 		if (!dp_run(progs[i], in, in_len, out, &out_len, &verdict))
 			return;
@@ -981,5 +981,56 @@ TEST(test_synproxy_xdp_cookie_counts_only_its_syn_decisions)
 			if (dp_stat((enum isn_stat)stat) != before[stat])
 				FAIL("%s moved by %lld: tc counts this frame", stat_names[stat],
 				     (long long)(dp_stat((enum isn_stat)stat) - before[stat]));
+	}
+}
+
+/* ---- ACKs that are not the SYN proxy's --------------------------------- */
+
+/*
+ * The SYN proxy never answers a signed SYN (syn_unanswerable: only the host
+ * holds the TCP-MD5/AO key), so no signed ACK can carry one of its cookies.
+ * Such an ACK finds only the listener when the host answered the SYN with
+ * its own syncookie (tcp_syncookies 2, or 1 with a full SYN queue) and, the
+ * segment being signed, the rewriting datapath tracks no flow for it: it is
+ * the stack's, to check its cookie and the signature.
+ */
+TEST(test_synproxy_signed_ack_left_to_the_stack)
+{
+	static const enum dp_prog progs[] = { DP_TC_INGRESS, DP_TC_COOKIE };
+	static const uint8_t signatures[] = { TCPOPT_MD5SIG, TCPOPT_AO };
+	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN];
+	size_t in_len, out_len;
+	struct pkt_spec s;
+	uint64_t before;
+	uint32_t verdict;
+
+	if (!setup(&sp_always, SP_PORT))
+		return;
+	for (size_t sig = 0; sig < sizeof(signatures); sig++) {
+		uint8_t option[18] = { signatures[sig], signatures[sig] == TCPOPT_AO ? 16 : 18, 1, 1 };
+
+		memset(&s, 0, sizeof(s));
+		pkt_set_addrs(&s, CLIENT4, HOST4);
+		s.sport = CLIENT_PORT;
+		s.dport = SP_PORT;
+		s.flags = TH_ACK;
+		s.seq = CLIENT_ISN + 1;
+		s.ack = 0x7b3c0001u;	/* a kernel syncookie + 1, as far as isnguard can tell */
+		s.window = 502;
+		pkt_opt_nop(&s);
+		pkt_opt_nop(&s);
+		pkt_opt_raw(&s, option, option[1]);
+		in_len = pkt_build(&s, in, sizeof(in));
+		for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+			test_case_begin("%s_%s", signatures[sig] == TCPOPT_AO ? "tcp_ao" : "tcp_md5",
+					progs[i] == DP_TC_INGRESS ? "tc_ingress" : "tc_cookie");
+			before = cookie_ack_counters();
+			if (!dp_run(progs[i], in, in_len, out, &out_len, &verdict))
+				return;
+			ASSERT_EQ(verdict, TC_ACT_UNSPEC_VERDICT, "verdict");
+			ASSERT_EQ(out_len, in_len, "length");
+			ASSERT_MEMEQ(out, in, in_len, "untouched");
+			ASSERT_EQ(cookie_ack_counters(), before, "no cookie counter moved");
+		}
 	}
 }
