@@ -9,13 +9,17 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1032,5 +1036,183 @@ TEST(test_synproxy_signed_ack_left_to_the_stack)
 			ASSERT_MEMEQ(out, in, in_len, "untouched");
 			ASSERT_EQ(cookie_ack_counters(), before, "no cookie counter moved");
 		}
+	}
+}
+
+/*
+ * The same for an ACK without a signature: a SYN the SYN proxy passed to
+ * the host (auto mode below the threshold, IP options, a tuple with a
+ * socket) may be answered with the kernel's own syncookie, and when the
+ * rewriting datapath holds no flow for it (a full flow table, an entry the
+ * handshake table's LRU evicted) the client's ACK finds only the listener.
+ * A real kernel syncookie ACK, then, made in a network namespace of the
+ * test's own with tcp_syncookies 2 (no other test's sockets or sysctls are
+ * touched): isnguard must leave it to the stack, which takes it.
+ */
+#define KC_CLIENT_PORT 40500
+
+struct kernel_cookie_result {
+	char error[96];		/* empty when the steps ran */
+	uint64_t cookies_sent;	/* TcpExtSyncookiesSent in the namespace */
+	uint32_t verdict[2];	/* tc ingress, tc cookie */
+	bool untouched[2];
+	uint64_t cookie_counters_moved[2];
+	bool kernel_accepted;	/* the stack made the connection from the same ACK */
+};
+
+static uint64_t netstat_value(const char *name)
+{
+	char header[4096], values[4096], *hs, *vs, *h, *v;
+	FILE *f = fopen("/proc/net/netstat", "r");
+	uint64_t found = UINT64_MAX;
+
+	if (!f)
+		return found;
+	while (fgets(header, sizeof(header), f) && fgets(values, sizeof(values), f)) {
+		h = strtok_r(header, " \n", &hs);
+		v = strtok_r(values, " \n", &vs);
+		while (h && v) {
+			if (!strcmp(h, name))
+				found = strtoull(v, NULL, 10);
+			h = strtok_r(NULL, " \n", &hs);
+			v = strtok_r(NULL, " \n", &vs);
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static bool write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	bool ok = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* A loopback segment from the client port to SP_PORT, as a frame with a zero Ethernet header. */
+static size_t loopback_segment(uint8_t flags, uint32_t seq, uint32_t ack, uint8_t *frame)
+{
+	struct pkt_spec s;
+
+	memset(&s, 0, sizeof(s));
+	pkt_set_addrs(&s, "127.0.0.1", "127.0.0.1");
+	s.sport = KC_CLIENT_PORT;
+	s.dport = SP_PORT;
+	s.flags = flags;
+	s.seq = seq;
+	s.ack = ack;
+	s.window = 65535;
+	if (flags & TH_SYN)
+		pkt_opt_mss(&s, 1460);
+	return pkt_build(&s, frame, PKT_MAX_LEN);
+}
+
+#define ETH_HLEN_BYTES 14
+
+static void kernel_cookie_steps(struct kernel_cookie_result *res)
+{
+	static const enum dp_prog progs[] = { DP_TC_INGRESS, DP_TC_COOKIE };
+	struct sockaddr_in lo = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct ifreq ifr = { 0 };
+	uint8_t syn[PKT_MAX_LEN], ack[PKT_MAX_LEN], out[PKT_MAX_LEN], got[PKT_MAX_LEN];
+	struct timeval tv = { .tv_sec = 2 };
+	size_t syn_len, ack_len, out_len;
+	uint32_t synack_seq = 0;
+	bool have_synack = false;
+	int listener, rx, tx, fd;
+	uint64_t sent_before;
+	struct pollfd pfd;
+
+#define STEP(ok, what) do { if (!(ok)) { snprintf(res->error, sizeof(res->error), "%s: %s", \
+					what, strerror(errno)); return; } } while (0)
+	STEP(!unshare(CLONE_NEWNET), "unshare the network namespace");
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	STEP(fd >= 0 && !ioctl(fd, SIOCGIFFLAGS, &ifr), "read lo's flags");
+	ifr.ifr_flags |= IFF_UP;
+	STEP(!ioctl(fd, SIOCSIFFLAGS, &ifr), "bring lo up");
+	STEP(write_file("/proc/sys/net/ipv4/tcp_syncookies", "2"), "tcp_syncookies 2");
+	STEP(listen_on(4, SP_PORT, 16, &listener), "listen");
+	rx = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_TCP);
+	tx = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
+	STEP(rx >= 0 && tx >= 0, "raw sockets");
+	setsockopt(rx, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+
+	sent_before = netstat_value("SyncookiesSent");
+	syn_len = loopback_segment(TH_SYN, CLIENT_ISN, 0, syn);
+	STEP(sendto(tx, syn + ETH_HLEN_BYTES, syn_len - ETH_HLEN_BYTES, 0, (struct sockaddr *)&lo,
+		    sizeof(lo)) > 0, "send the SYN");
+	while (!have_synack) {
+		ssize_t n = recv(rx, got, sizeof(got), 0);
+		size_t ihl;
+
+		STEP(n > 0, "receive the SYN-ACK");
+		ihl = (size_t)(got[0] & 0xf) * 4;
+		if ((size_t)n >= ihl + 20 && get_be16(got + ihl) == SP_PORT &&
+		    get_be16(got + ihl + 2) == KC_CLIENT_PORT && got[ihl + 13] == (TH_SYN | TH_ACK)) {
+			synack_seq = get_be32(got + ihl + 4);
+			have_synack = true;
+		}
+	}
+	res->cookies_sent = netstat_value("SyncookiesSent") - sent_before;
+
+	ack_len = loopback_segment(TH_ACK, CLIENT_ISN + 1, synack_seq + 1, ack);
+	for (size_t i = 0; i < 2; i++) {
+		uint64_t before = cookie_ack_counters();
+
+		STEP(dp_run(progs[i], ack, ack_len, out, &out_len, &res->verdict[i]), "test run");
+		res->untouched[i] = out_len == ack_len && !memcmp(out, ack, ack_len);
+		res->cookie_counters_moved[i] = cookie_ack_counters() - before;
+	}
+	/* The stack's judgement of the same ACK: a connection to accept. */
+	STEP(sendto(tx, ack + ETH_HLEN_BYTES, ack_len - ETH_HLEN_BYTES, 0, (struct sockaddr *)&lo,
+		    sizeof(lo)) > 0, "send the ACK");
+	pfd = (struct pollfd){ .fd = listener, .events = POLLIN };
+	res->kernel_accepted = poll(&pfd, 1, 2000) == 1 && accept(listener, NULL, NULL) >= 0;
+#undef STEP
+}
+
+TEST(test_synproxy_ack_completing_a_kernel_syncookie_left_to_the_stack)
+{
+	struct kernel_cookie_result res = { 0 };
+	int pipefd[2], status;
+	pid_t child;
+
+	if (!setup(&sp_always, SP_PORT))
+		return;
+	if (pipe(pipefd)) {
+		FAIL("pipe: %s", strerror(errno));
+		return;
+	}
+	child = fork();
+	if (child == 0) {
+		kernel_cookie_steps(&res);
+		_exit(write(pipefd[1], &res, sizeof(res)) == sizeof(res) ? 0 : 1);
+	}
+	close(pipefd[1]);
+	if (child < 0 || read(pipefd[0], &res, sizeof(res)) != sizeof(res)) {
+		FAIL("the namespace's child reported nothing");
+		close(pipefd[0]);
+		if (child > 0)
+			waitpid(child, &status, 0);
+		return;
+	}
+	close(pipefd[0]);
+	waitpid(child, &status, 0);
+	if (res.error[0]) {
+		FAIL("%s", res.error);
+		return;
+	}
+	if (!ASSERT_EQ(res.cookies_sent, 1, "the kernel answered with its own syncookie") ||
+	    !ASSERT_TRUE(res.kernel_accepted, "the kernel takes the ACK as a connection"))
+		return;
+	for (size_t i = 0; i < 2; i++) {
+		test_case_begin("%s", i == 0 ? "tc_ingress" : "tc_cookie");
+		ASSERT_EQ(res.verdict[i], TC_ACT_UNSPEC_VERDICT, "verdict");
+		ASSERT_TRUE(res.untouched[i], "untouched");
+		ASSERT_EQ(res.cookie_counters_moved[i], 0, "cookie counters moved");
 	}
 }
