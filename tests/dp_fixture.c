@@ -111,6 +111,23 @@ bool dp_run(enum dp_prog prog, const uint8_t *in, size_t in_len, uint8_t *out,
 	return true;
 }
 
+bool dp_run_repeat(enum dp_prog prog, const uint8_t *in, size_t in_len, uint32_t repeat,
+		   uint32_t *verdict)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts,
+		.data_in = in,
+		.data_size_in = (uint32_t)in_len,
+		.repeat = repeat,
+	);
+
+	if (bpf_prog_test_run_opts(bpf_program__fd(prog_of(prog)), &opts)) {
+		FAIL("%s: BPF_PROG_TEST_RUN x%u: %s", dp_prog_name(prog), repeat, strerror(errno));
+		return false;
+	}
+	*verdict = opts.retval;
+	return true;
+}
+
 bool dp_set_key(const struct isn_key *key)
 {
 	uint32_t zero = 0;

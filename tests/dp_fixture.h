@@ -37,6 +37,13 @@ uint32_t dp_pass_verdict(enum dp_prog prog);
 bool dp_run(enum dp_prog prog, const uint8_t *in, size_t in_len, uint8_t *out,
 	    size_t *out_len, uint32_t *verdict);
 
+/*
+ * Runs a frame through prog repeat times in one test run (the program sees
+ * its own output from the second time on); *verdict is the last one.
+ */
+bool dp_run_repeat(enum dp_prog prog, const uint8_t *in, size_t in_len, uint32_t repeat,
+		   uint32_t *verdict);
+
 /* Key and config; config changes apply to new flows (and timers) only. */
 void dp_test_key(struct isn_key *key);
 bool dp_set_key(const struct isn_key *key);

@@ -642,6 +642,65 @@ TEST(test_synproxy_auto_switches_on_above_threshold_and_off_below_half)
 	ASSERT_EQ(dp_stat(STAT_AUTO_OFF), off + 1, "synproxy_auto_off after a quiet second");
 }
 
+/* Sleeps until CLOCK_MONOTONIC_COARSE is past t. */
+static void sleep_until_coarse(uint64_t t)
+{
+	while (mono_coarse_ns() <= t) {
+		struct timespec pause = { .tv_nsec = 5000000 };
+
+		nanosleep(&pause, NULL);
+	}
+}
+
+/*
+ * The rate measured from real SYNs, a burst run in one test run (repeat)
+ * inside a window that began 0.9 s before: the SYN after the window's
+ * second judges the burst. 500 in the window stays below 1000/s; 3000 is
+ * above it and switches cookies on.
+ */
+TEST(test_synproxy_auto_rate_measured_from_a_burst_of_syns)
+{
+	static const struct syn_row plain = { .family = 4, .mss = 1460, .wscale = 7,
+					      .sack = true, .ts = true };
+	static const struct { const char *name; uint32_t burst; uint32_t verdict; } phases[] = {
+		{ "500_syns_in_the_second_passed", 500, XDP_PASS_VERDICT },
+		{ "3000_syns_in_the_second_answered", 3000, XDP_TX_VERDICT },
+	};
+	struct synproxy_config cfg = sp_always;
+	uint8_t in[PKT_MAX_LEN];
+	struct pkt_spec s;
+	size_t in_len;
+
+	cfg.mode = SYNPROXY_AUTO;
+	cfg.syn_threshold = 1000;
+	if (!setup(&cfg, SP_PORT))
+		return;
+	syn_spec(&plain, SP_PORT, &s);
+	in_len = pkt_build(&s, in, sizeof(in));
+	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
+		uint64_t start = mono_coarse_ns() - 900000000ULL, passed, on;
+		struct syn_rate rate = { .window_start_ns = start, .last_syn_ns = start };
+		uint32_t verdict;
+
+		test_case_begin("%s", phases[i].name);
+		if (!dp_set_syn_rate(SP_PORT, &rate))
+			return;
+		passed = dp_stat(STAT_SYN_PASSED_AUTO);
+		on = dp_stat(STAT_AUTO_ON);
+		if (!dp_run_repeat(DP_XDP_INGRESS, in, in_len, phases[i].burst, &verdict))
+			return;
+		ASSERT_EQ(verdict, XDP_PASS_VERDICT, "the burst, inside the window");
+		ASSERT_EQ(dp_stat(STAT_SYN_PASSED_AUTO), passed + phases[i].burst,
+			  "syn_passed_auto during the burst");
+		sleep_until_coarse(start + 1000000000ULL + 10000000ULL);
+		if (!dp_run_repeat(DP_XDP_INGRESS, in, in_len, 1, &verdict))
+			return;
+		ASSERT_EQ(verdict, phases[i].verdict, "the SYN after the window");
+		ASSERT_EQ(dp_stat(STAT_AUTO_ON), on + (phases[i].verdict == XDP_TX_VERDICT),
+			  "synproxy_auto_on");
+	}
+}
+
 /* ---- cookie ACKs at tc ------------------------------------------------- */
 
 struct ack_row {
