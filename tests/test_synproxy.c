@@ -170,6 +170,7 @@ struct syn_row {
 	bool tfo_cookie;	/* NOP NOP and a Fast Open cookie option after the others */
 	size_t payload;		/* TFO-style data on the SYN, cut from the SYN-ACK */
 	size_t eth_padding;	/* zeros after the IP packet, up to Ethernet's 60 bytes */
+	uint32_t flow_label;	/* IPv6: the SYN's; the SYN-ACK's is 0 */
 	uint32_t sp_flags;	/* the host's stack: 0 means all */
 };
 
@@ -229,6 +230,8 @@ static const struct syn_row syn_rows[] = {
 	  .ts = true, .bsd_layout = true },
 	{ .name = "ipv4_fast_open_cookie_and_data_not_echoed", .family = 4, .mss = 1460,
 	  .wscale = 7, .sack = true, .ts = true, .tfo_cookie = true, .payload = 100 },
+	{ .name = "ipv6_flow_label_not_copied", .family = 6, .mss = 1440, .wscale = 7,
+	  .sack = true, .ts = true, .flow_label = 0xabcde },
 	{ .name = "ipv6_syn_data_trimmed", .family = 6, .mss = 1440, .wscale = 7, .sack = true,
 	  .ts = true, .payload = 500 },
 };
@@ -406,6 +409,13 @@ static void check_syn_row(const struct syn_row *r, enum dp_prog prog)
 	in_len = pkt_build(&s, in, sizeof(in));
 	memset(in + in_len, 0, r->eth_padding);
 	in_len += r->eth_padding;
+	if (r->flow_label) {
+		uint8_t *ip6 = in + 14 + (r->vlan ? 4 : 0);	/* in no checksum */
+
+		ip6[1] |= (uint8_t)(r->flow_label >> 16 & 0xf);
+		ip6[2] = (uint8_t)(r->flow_label >> 8);
+		ip6[3] = (uint8_t)r->flow_label;
+	}
 	sent = dp_stat(STAT_COOKIE_SENT);
 	before = coarse_slot();
 	if (!dp_run(prog, in, in_len, out, &out_len, &verdict))
