@@ -477,6 +477,26 @@ static __always_inline bool synproxy_ack_candidate(const struct ctx *c, const st
  * owns. Returns the decision, or SYNPROXY_NOT_MINE with the SYN proxy off.
  * STAT_COOKIE_HANDSHAKE means the skb now carries the new request socket.
  */
+/*
+ * Whether the ACK completes the kernel's own syncookie rather than one of
+ * ours: a SYN the SYN proxy passed to the host (auto mode below the
+ * threshold, IP options, a signed SYN) may have been answered by the stack's
+ * syncookies, and then the ACK finds only the listener too. It is the
+ * stack's; it is no easier to forge than ours (the kernel's secret).
+ */
+static __always_inline bool synproxy_kernel_cookie(const struct ctx *c, const struct pkt *pkt,
+						   struct tcphdr *th)
+{
+	if (pkt->family == FLOW_FAMILY_IPV4) {
+		struct iphdr *ip = ctx_ptr(c, pkt->l3_off, IPV4_HLEN_MIN);
+
+		return ip && !bpf_tcp_raw_check_syncookie_ipv4(ip, th);
+	}
+	struct ipv6hdr *ip6 = ctx_ptr(c, pkt->l3_off, IPV6_HLEN);
+
+	return ip6 && !bpf_tcp_raw_check_syncookie_ipv6(ip6, th);
+}
+
 static __always_inline int synproxy_ack(const struct ctx *c, const struct pkt *pkt)
 {
 	const struct synproxy_config *sp;
@@ -513,10 +533,18 @@ static __always_inline int synproxy_ack(const struct ctx *c, const struct pkt *p
 	}
 
 	synopt_parse(c, pkt, &so);
+	/* The SYN proxy never answers a signed SYN, so a signed ACK holds no cookie of ours. */
+	if (so.is_signed) {
+		bpf_sk_release(sk);
+		return SYNPROXY_NOT_MINE;
+	}
 	verdict = cookie_check(cfg, &fk, seq - 1, ack - 1, bpf_ktime_get_coarse_ns(), so.has_ts,
 			       so.tsecr, &opts);
 	if (verdict != COOKIE_OK) {
 		bpf_sk_release(sk);
+		th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);	/* synopt_parse may have moved data */
+		if (th && synproxy_kernel_cookie(c, pkt, th))
+			return SYNPROXY_NOT_MINE;
 		if (verdict == COOKIE_EXPIRED)
 			return STAT_COOKIE_EXPIRED;
 		if (verdict == COOKIE_UNKNOWN_KEY)
