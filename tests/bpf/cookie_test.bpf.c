@@ -32,6 +32,7 @@ __u32 out_mss_index;
 __u8 out_mss_table[65536];
 __u32 out_accepted;
 __u32 out_tried;
+__u32 out_forged_verdicts[4];	/* by enum cookie_verdict */
 
 SEC("xdp")
 int test_cookie_make(struct xdp_md *ctx __maybe_unused)
@@ -98,9 +99,12 @@ static long forged_ack(__u32 index, void *unused __maybe_unused)
 	bool ts = index & 1;
 	__u32 client_isn = next_random(), cookie = next_random(), tsecr = next_random();
 
-	if (cookie_check(&in_config, &in_flow, client_isn, cookie, in_now_ns, ts, tsecr, &opts) ==
-	    COOKIE_OK)
+	enum cookie_verdict verdict = cookie_check(&in_config, &in_flow, client_isn, cookie,
+						   in_now_ns, ts, tsecr, &opts);
+
+	if (verdict == COOKIE_OK)
 		out_accepted++;
+	out_forged_verdicts[verdict & 3]++;
 	out_tried++;
 	return 0;
 }
