@@ -1122,6 +1122,7 @@ TEST(test_synproxy_signed_ack_left_to_the_stack)
 
 struct kernel_cookie_result {
 	char error[96];		/* empty when the steps ran */
+	bool no_netns;		/* this kernel or sandbox gives the test no namespace */
 	uint64_t cookies_sent;	/* TcpExtSyncookiesSent in the namespace */
 	uint32_t verdict[2];	/* tc ingress, tc cookie */
 	bool untouched[2];
@@ -1197,7 +1198,8 @@ static void kernel_cookie_steps(struct kernel_cookie_result *res)
 
 #define STEP(ok, what) do { if (!(ok)) { snprintf(res->error, sizeof(res->error), "%s: %s", \
 					what, strerror(errno)); return; } } while (0)
-	STEP(!unshare(CLONE_NEWNET), "unshare the network namespace");
+	res->no_netns = unshare(CLONE_NEWNET) != 0;
+	STEP(!res->no_netns, "unshare the network namespace");
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
 	STEP(fd >= 0 && !ioctl(fd, SIOCGIFFLAGS, &ifr), "read lo's flags");
@@ -1271,6 +1273,10 @@ TEST(test_synproxy_ack_completing_a_kernel_syncookie_left_to_the_stack)
 	}
 	close(pipefd[0]);
 	waitpid(child, &status, 0);
+	if (res.no_netns) {
+		test_skip("%s", res.error);
+		return;
+	}
 	if (res.error[0]) {
 		FAIL("%s", res.error);
 		return;
