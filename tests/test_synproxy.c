@@ -5,7 +5,9 @@
  * from the reference cookie (user/ref/cookie_ref.c), byte for byte; odd
  * SYNs must pass untouched with their counter; cookie ACKs are judged as
  * the reference judges them. The datapath looks the listener up, so the
- * tests listen on the protected port in their own network namespace.
+ * tests listen on the protected ports in the runner's network namespace
+ * (test runs look sockets up in the caller's); only the test that needs the
+ * kernel's own syncookies makes a namespace of its own, in a child.
  */
 #include <arpa/inet.h>
 #include <errno.h>
