@@ -542,8 +542,7 @@ static __always_inline int synproxy_ack(const struct ctx *c, const struct pkt *p
 			       so.tsecr, &opts);
 	if (verdict != COOKIE_OK) {
 		bpf_sk_release(sk);
-		th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);	/* synopt_parse may have moved data */
-		if (th && synproxy_kernel_cookie(c, pkt, th))
+		if (synproxy_kernel_cookie(c, pkt, th))
 			return SYNPROXY_NOT_MINE;
 		if (verdict == COOKIE_EXPIRED)
 			return STAT_COOKIE_EXPIRED;
