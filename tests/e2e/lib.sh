@@ -29,6 +29,9 @@ B4=10.200.2.1 B6=fd00:200:2::1
 IF_A=a0 IF_MA=m0 IF_MB=m1 IF_B=b0
 
 NS_A='' NS_M='' NS_B='' PIN_DIR='' E2E_WORK_OWNED=''
+# Where `isng` runs and what topo_down detaches: A's a0 unless a test says
+# otherwise (the gateway tests: NS_M and m1).
+ISNG_NS='' ISNG_IF=''
 declare -A BG_PIDS=()
 CAPTURE_PIDS=()
 ISNG_USED=
@@ -157,8 +160,9 @@ topo_down() {
 		wait "$pid" 2>/dev/null
 	done
 	BG_PIDS=()
-	if [ -n "$ISNG_USED" ] && ! is_baseline && [ -n "$NS_A" ] && [ -e "/run/netns/$NS_A" ]; then
-		isng detach "$IF_A" >/dev/null 2>&1
+	ns=${ISNG_NS:-$NS_A}
+	if [ -n "$ISNG_USED" ] && ! is_baseline && [ -n "$ns" ] && [ -e "/run/netns/$ns" ]; then
+		isng detach "${ISNG_IF:-$IF_A}" >/dev/null 2>&1
 	fi
 	for ns in "$NS_A" "$NS_M" "$NS_B"; do
 		{ [ -n "$ns" ] && [ -e "/run/netns/$ns" ]; } || continue
@@ -171,7 +175,7 @@ topo_down() {
 	case $PIN_DIR in
 	/sys/fs/bpf/isnguard-e2e-*) [ -e "$PIN_DIR" ] && rm -rf "$PIN_DIR" ;;
 	esac
-	NS_A='' NS_M='' NS_B=''
+	NS_A='' NS_M='' NS_B='' ISNG_NS='' ISNG_IF=''
 	# A work dir the runner handed in is the runner's to keep or remove.
 	[ -n "${E2E_WORK_OWNED:-}" ] && rm -rf "$E2E_WORK"
 	return 0
@@ -346,7 +350,8 @@ assert_received() { # OUT SEED BYTES WHAT
 
 # ---- isnguard ----
 
-# isnguard on A: nsenter keeps our mount namespace, hence the host's bpffs
+# isnguard in $ISNG_NS (A unless a test runs it elsewhere, e.g. on the
+# gateway M): nsenter keeps our mount namespace, hence the host's bpffs
 # where the maps are pinned (ip netns exec would remount /sys).
 isng() {
 	if is_baseline; then
@@ -355,7 +360,7 @@ isng() {
 	fi
 	ISNG_USED=1
 	log "isng $*" >&2
-	ISNGUARD_PIN_DIR=$PIN_DIR nsenter --net="/run/netns/$NS_A" -- "$ISNGUARD" "$@"
+	ISNGUARD_PIN_DIR=$PIN_DIR nsenter --net="/run/netns/${ISNG_NS:-$NS_A}" -- "$ISNGUARD" "$@"
 }
 
 isng_attach() { # IFACE [OPTIONS...]

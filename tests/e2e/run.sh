@@ -26,6 +26,8 @@ E2E_SELF=$(readlink -f "${BASH_SOURCE[0]}")
 . "$(dirname "$E2E_SELF")/lib.sh"
 # shellcheck source=tests/e2e/synproxy.sh
 . "$(dirname "$E2E_SELF")/synproxy.sh"
+# shellcheck source=tests/e2e/gateway.sh
+. "$(dirname "$E2E_SELF")/gateway.sh"
 
 PORT=5001
 CPORT=40001
@@ -653,7 +655,8 @@ run_main() {
 		esac
 		shift
 	done
-	mapfile -t tests < <(grep -ohE '^test_[a-z0-9_]+\(\)' "$E2E_SELF" "$E2E_DIR/synproxy.sh" |
+	mapfile -t tests < <(grep -ohE '^test_[a-z0-9_]+\(\)' "$E2E_SELF" "$E2E_DIR/synproxy.sh" \
+		"$E2E_DIR/gateway.sh" |
 		tr -d '()')
 	for t in "${tests[@]}"; do
 		if [ ${#filters[@]} -eq 0 ]; then
