@@ -104,3 +104,152 @@ test_gateway_passive_open_tc_ingress_partial_checksums_ipv6() {
 test_gateway_active_open_tc_ingress_partial_checksums_ipv4() {
 	E2E_ATTACH_ARGS="$E2E_ATTACH_ARGS --ingress tc" check_gw_open active 4 1
 }
+
+# ---- the SYN proxy on the gateway: needs the translate path ----
+#
+# `attach m1 --synproxy PORT` on M: A's port is a forwarded destination, so
+# the default --synproxy-path auto takes the translate path. XDP on m1
+# answers B's SYN with a cookie SYN-ACK (XDP_TX, taken by B's b0 through its
+# XDP_PASS program: sp_topology), a valid cookie ACK becomes a SYN from M
+# to A with the client's ISN and options, A's SYN-ACK is caught at m1's tc
+# egress and turned into the ACK that opens A's side, and from then on
+# seq/ack, SACK, timestamps and windows are translated per flow. The
+# synproxy.sh checks run with SP_WHERE=gateway and SP_PATH=translate;
+# floods come from M's flood subnets, sent on b0 into m1.
+
+# CMD with the SYN proxy on M's m1, translating.
+gw_sp() { SP_WHERE=gateway SP_PATH=translate "$@"; }
+
+# A's window shift far from the one M offers: the windows A and B announce
+# are rescaled per flow (proxy_window_rewritten).
+GW_A_SMALL_RMEM="4096 65536 262144"
+
+# needs the translate path
+test_gateway_synproxy_ipv4_timestamps_sack() { gw_sp check_synproxy_transfer 4 1 1 0; }
+# needs the translate path
+test_gateway_synproxy_ipv4_no_timestamps() { gw_sp check_synproxy_transfer 4 0 1 0; }
+# needs the translate path
+test_gateway_synproxy_ipv4_no_timestamps_wscale_8() { gw_sp check_synproxy_transfer 4 0 1 1; }
+# needs the translate path
+test_gateway_synproxy_ipv4_no_sack() { gw_sp check_synproxy_transfer 4 1 0 0; }
+# needs the translate path
+test_gateway_synproxy_ipv6_timestamps_sack() { gw_sp check_synproxy_transfer 6 1 1 0; }
+# needs the translate path
+test_gateway_synproxy_ipv6_no_timestamps_no_sack() { gw_sp check_synproxy_transfer 6 0 0 1; }
+# needs the translate path
+test_gateway_synproxy_server_window_scale_differs_ipv4() {
+	gw_sp check_synproxy_transfer 4 1 1 0 "$GW_A_SMALL_RMEM"
+}
+# Without timestamps the cookie SYN-ACK offers no window scale at all,
+# while A scales its windows. needs the translate path
+test_gateway_synproxy_server_window_scale_differs_no_timestamps_ipv6() {
+	gw_sp check_synproxy_transfer 6 0 1 0 "$GW_A_SMALL_RMEM"
+}
+# needs the translate path
+test_gateway_synproxy_server_speaks_first() { gw_sp test_synproxy_server_speaks_first; }
+# needs the translate path
+test_gateway_synproxy_data_on_the_third_ack_reaches_the_application() {
+	gw_sp test_synproxy_data_on_the_third_ack_reaches_the_application
+}
+# needs the translate path
+test_gateway_synproxy_flood_while_1000_connections_succeed() {
+	gw_sp test_synproxy_flood_while_1000_connections_succeed
+}
+
+# 20 MiB each way through 1% loss in M's forward chain: the handshake's
+# segments are lost too, so the cookie SYN-ACK, the SYN to A and the ACK
+# that opens A's side are retransmitted through the proxy. The client's
+# side opens first: its first data reaches M while A's side is still
+# opening, is dropped there and comes again. needs the translate path
+check_synproxy_transfer_with_loss() {
+	local a
+	a=$(addr_of A 4)
+	require_cmd nft
+	sp_setup
+	loss_on 1
+	transfer "$NS_A" "$NS_B" "$(ep 4 "$a" "$SP_PORT")" 20M 120
+	bg_wait client
+	bg_wait server
+	log "$(loss_dropped) packets dropped by M"
+	nstat_report "$NS_A" A
+	nstat_report "$NS_B" B
+	assert_transfer_intact 20M server
+	assert_gt "$(loss_dropped)" 0 "packets dropped by the loss rule"
+	sp_assert_handshakes 1
+	assert_host_syn_queue_untouched
+	assert_gt "$(isng_counter seq_translated)" 0 "seq_translated"
+	assert_gt "$(isng_counter ack_translated)" 0 "ack_translated"
+}
+# needs the translate path
+test_gateway_synproxy_transfer_with_loss_ipv4() { gw_sp check_synproxy_transfer_with_loss; }
+
+# No listener on A's port: A answers the SYN M sends it with a RST, and the
+# client, whose side the cookie handshake opened, is reset (it connected,
+# then its first read fails). No flow is left for the connection.
+# needs the translate path
+check_synproxy_server_refuses() { # FAMILY
+	local fam=$1 a b out refused
+	a=$(addr_of A "$fam") b=$(addr_of B "$fam")
+	require_cmd python3
+	sp_setup
+	in_ns "$NS_B" timeout 20 python3 -c "
+import errno, socket, sys
+s = socket.socket(socket.AF_INET6 if '$fam' == '6' else socket.AF_INET)
+s.bind(('$b', $CPORT)); s.settimeout(10)
+try:
+    s.connect(('$a', $SP_PORT))
+    print('connected')
+    s.sendall(b'hello')
+    data = s.recv(100)
+    print('eof' if not data else 'data')
+except ConnectionResetError:
+    print('reset')
+except ConnectionRefusedError:
+    print('refused')
+except socket.timeout:
+    print('timeout')
+" >"$E2E_WORK/client.out" 2>&1
+	out=$(tr '\n' ' ' <"$E2E_WORK/client.out")
+	log "client: $out"
+	[[ "$out" == *reset* || "$out" == *refused* ]] ||
+		fail "client: expected ECONNRESET or ECONNREFUSED, actual: $out"
+	log "ok: the client was $(tail -n 1 "$E2E_WORK/client.out")"
+	refused=$(isng_counter proxy_server_refused)
+	assert_ge "$refused" 1 "proxy_server_refused"
+	isng flows --json >"$E2E_WORK/flows.json" || fail "isng flows --json"
+	grep -F -e "\"$(ep "$fam" "$b" $CPORT)\"" "$E2E_WORK/flows.json" &&
+		fail "a flow is left for $(ep "$fam" "$b" $CPORT): $(cat "$E2E_WORK/flows.json")"
+	log "ok: no flow left for $(ep "$fam" "$b" $CPORT) ($(json_num count <"$E2E_WORK/flows.json") flows in all)"
+	assert_host_syn_queue_untouched
+}
+# needs the translate path
+test_gateway_synproxy_server_refuses_client_is_reset_ipv4() { gw_sp check_synproxy_server_refuses 4; }
+# needs the translate path
+test_gateway_synproxy_server_refuses_client_is_reset_ipv6() { gw_sp check_synproxy_server_refuses 6; }
+
+# ---- the translate path forced on the host: isnguard on A's a0 ----
+
+# CMD with the SYN proxy on A's a0, translating although the local path
+# would do (attach --synproxy-path translate).
+host_translate() {
+	E2E_ATTACH_ARGS="$E2E_ATTACH_ARGS --synproxy-path translate" SP_PATH=translate "$@"
+}
+
+# needs the translate path
+test_synproxy_translate_path_ipv4_timestamps_sack() { host_translate check_synproxy_transfer 4 1 1 0; }
+# needs the translate path
+test_synproxy_translate_path_ipv4_no_timestamps() { host_translate check_synproxy_transfer 4 0 1 0; }
+# needs the translate path
+test_synproxy_translate_path_ipv6_no_timestamps_no_sack() {
+	host_translate check_synproxy_transfer 6 0 0 1
+}
+# needs the translate path
+test_synproxy_translate_path_server_speaks_first() { host_translate test_synproxy_server_speaks_first; }
+# needs the translate path
+test_synproxy_translate_path_flood_while_1000_connections_succeed() {
+	host_translate test_synproxy_flood_while_1000_connections_succeed
+}
+# needs the translate path
+test_synproxy_translate_path_server_refuses_client_is_reset_ipv4() {
+	host_translate check_synproxy_server_refuses 4
+}

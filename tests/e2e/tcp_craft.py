@@ -15,6 +15,10 @@ sends 5 data bytes. Prints one "name value" line per observation:
 data-on-third-ack: sends a SYN, and on the SYN-ACK completes the handshake
 with an ACK that carries 11 bytes of data ("third-ack!\n"), as TCP allows and
 a SYN cookie's ACK must survive. Prints: synack SEQ / data_acked yes|no.
+With --retransmit N it sends the same segment again, up to N times, every
+0.5 s until the data is acknowledged, as a client's RTO would (a SYN proxy
+that opens the server side itself drops the data of the third ACK); it then
+also prints: data_sends COUNT.
 """
 import argparse
 import socket
@@ -111,10 +115,26 @@ def data_on_third_ack(a):
         print("synack none")
         return 1
     print("synack", got[0])
-    send(isn + 1, (got[0] + 1) & 0xFFFFFFFF, PSH | ACK, payload)
-    got = receive(sock, a.dst, a.dport, a.sport,
-                  lambda f: f & (ACK | RST) == ACK and not f & SYN, 3)
-    print("data_acked", "yes" if got and got[1] == isn + 1 + len(payload) else "no")
+    ack = (got[0] + 1) & 0xFFFFFFFF
+    if not a.retransmit:
+        send(isn + 1, ack, PSH | ACK, payload)
+        got = receive(sock, a.dst, a.dport, a.sport,
+                      lambda f: f & (ACK | RST) == ACK and not f & SYN, 3)
+        print("data_acked", "yes" if got and got[1] == isn + 1 + len(payload) else "no")
+        return 0
+    acked = False
+    for sends in range(1, a.retransmit + 2):
+        send(isn + 1, ack, PSH | ACK, payload)
+        end = time.monotonic() + 0.5
+        while not acked and time.monotonic() < end:
+            got = receive(sock, a.dst, a.dport, a.sport,
+                          lambda f: f & (ACK | RST) == ACK and not f & SYN,
+                          end - time.monotonic())
+            acked = bool(got) and got[1] == isn + 1 + len(payload)
+        if acked:
+            break
+    print("data_acked", "yes" if acked else "no")
+    print("data_sends", sends)
     return 0
 
 
@@ -125,6 +145,7 @@ def main():
     p.add_argument("--dst", required=True)
     p.add_argument("--sport", type=int, required=True)
     p.add_argument("--dport", type=int, required=True)
+    p.add_argument("--retransmit", type=int, default=0)
     a = p.parse_args()
     if a.mode == "data-on-third-ack":
         return data_on_third_ack(a)
