@@ -10,13 +10,14 @@
 # tc): with XDP the senders compute checksums in full.
 # `isng` runs in $NS_M for these tests (ISNG_NS), and topo_down detaches m1.
 
-# The topology with isnguard on M's m1 (extra attach options in "$@"), and
-# a key in $KEY (also in $E2E_WORK/key).
+# The topology with isnguard on M's m1, and a key in $KEY (also in
+# $E2E_WORK/key).
 gw_setup() {
 	topo_up
+	# shellcheck disable=SC2034 # read by isng and topo_down (lib.sh)
 	ISNG_NS=$NS_M ISNG_IF=$IF_MB
 	KEY=$(new_key_file "$E2E_WORK/key")
-	isng_attach "$IF_MB" --hash siphash "$@"
+	isng_attach "$IF_MB" --hash siphash
 	isng key set --from-file "$E2E_WORK/key" || fail "isng key set --from-file"
 }
 

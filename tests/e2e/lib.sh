@@ -365,7 +365,7 @@ isng() {
 
 isng_attach() { # IFACE [OPTIONS...]
 	# shellcheck disable=SC2086 # E2E_ATTACH_ARGS is a list of options
-	isng attach "$@" $E2E_ATTACH_ARGS || fail "isng attach $*"
+	isng attach "$@" $E2E_ATTACH_ARGS || fail "isng attach $* $E2E_ATTACH_ARGS"
 }
 
 # A fresh 128-bit key as 32 hex digits into FILE; prints it.
