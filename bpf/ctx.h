@@ -28,6 +28,7 @@ enum ctx_kind {
 #define TC_ACT_UNSPEC (-1)
 #define TC_ACT_OK 0
 #define TC_ACT_SHOT 2
+#define TC_ACT_REDIRECT 7	/* what bpf_redirect() returns: the skb goes where it said */
 
 /* Bound on header offsets, so the verifier can check packet arithmetic. */
 #define CTX_MAX_OFF 512
@@ -75,6 +76,14 @@ static __always_inline void *ctx_data_end(const struct ctx *c)
 	if (c->kind == CTX_XDP)
 		return (void *)CTX_LOAD_PTR(c->ctx, struct xdp_md, data_end);
 	return (void *)CTX_LOAD_PTR(c->ctx, struct __sk_buff, data_end);
+}
+
+/* The interface the packet came in on (XDP, tc ingress) or goes out of (tc egress). */
+static __always_inline __u32 ctx_ifindex(const struct ctx *c)
+{
+	if (c->kind == CTX_XDP)
+		return ((struct xdp_md *)c->ctx)->ingress_ifindex;
+	return ((struct __sk_buff *)c->ctx)->ifindex;
 }
 
 /*

@@ -12,6 +12,7 @@
 #include "flow.h"
 #include "isn.h"
 #include "parse.h"
+#include "proxy.h"
 #include "tcp.h"
 #include "tcpopt.h"
 
@@ -75,14 +76,13 @@ static __always_inline struct flow_state *egress_flow_start(const struct flow_ke
 }
 
 static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt,
-				      const struct flow_key *fk)
+				      const struct flow_key *fk, struct flow_state *st,
+				      bool opening)
 {
 	bool synack = pkt->tcp_flags & TCPF_ACK;
 	__u32 open_flag = synack ? FLOW_F_PASSIVE_OPEN : FLOW_F_ACTIVE_OPEN;
 	__u32 acked = synack ? FLOW_F_HOST_ACKED : 0, host_ack = 0;
-	struct flow_state *st;
 	struct tcp_opts opts;
-	bool opening;
 	__be32 seq, ack;
 	__u32 host_isn, snd_nxt;
 	__u64 now;
@@ -112,7 +112,6 @@ static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt
 		host_ack = bpf_ntohl(ack);
 	now = bpf_ktime_get_ns();	/* the one precise clock read: M needs 4 us */
 
-	st = flow_lookup(fk, &opening);
 	if (st && st->host_isn == host_isn && !(st->flags & FLOW_F_HOST_DONE)) {
 		/*
 		 * The same host ISN on a connection the host has not ended: a
@@ -144,6 +143,23 @@ static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt
 			     bpf_htonl(st->wire_isn)))
 		return STAT_DROP_ERROR;
 	return stat;
+}
+
+/*
+ * egress_syn as a global function, with its own stack: the ISN's hash and
+ * the SYN proxy's SYN-ACK path (also a global function) would not fit in
+ * one 512-byte stack together. st may be NULL (no flow yet).
+ */
+__noinline int egress_syn_skb(struct __sk_buff *skb, const struct pkt *pkt_arg,
+			      const struct flow_key *fk, struct flow_state *st, int opening)
+{
+	struct ctx c = { .ctx = skb, .kind = CTX_SKB };
+	struct pkt p;
+
+	if (!pkt_arg || !fk)
+		return STAT_DROP_ERROR;
+	p = *pkt_arg;	/* on this stack, the verifier ties its loads together */
+	return egress_syn(&c, &p, fk, st, opening);
 }
 
 /*
@@ -179,10 +195,19 @@ static __always_inline int datapath_egress(const struct ctx *c)
 		return err;
 	if (tcp_flow_key(c, &pkt, true, &fk))
 		return STAT_PASS_TRUNCATED;
-	if (pkt.tcp_flags & TCPF_SYN)
-		return egress_syn(c, &pkt, &fk);
-
 	st = flow_lookup(&fk, &opening);
+	if (st && (st->flags & FLOW_F_PROXIED)) {
+		/* The server's answer to the translating SYN proxy's SYN (bpf/proxy.h). */
+		if (pkt.tcp_flags & TCPF_SYN)
+			return proxy_server_synack(c->ctx, &pkt, st);
+		if (st->flags & FLOW_F_PROXY_OPEN)
+			return proxy_server_refused(c, &pkt, &fk, st);
+	}
+	if (pkt.tcp_flags & TCPF_SYN) {
+		struct pkt copy = pkt;	/* see proxy_translate */
+
+		return egress_syn_skb(c->ctx, &copy, &fk, st, opening);
+	}
 	if (!st)
 		return STAT_PASS_UNTRACKED;
 	if ((pkt.tcp_flags & TCPF_RST) && egress_rst_is_abort(c, &pkt, st))
@@ -200,6 +225,8 @@ static __always_inline int datapath_egress(const struct ctx *c)
 		if (!(pkt.tcp_flags & TCPF_RST))
 			seen |= FLOW_F_ESTABLISHED;
 	}
+	if ((st->flags & FLOW_F_PROXIED) && proxy_translate(c, &pkt, st, true))
+		return STAT_DROP_ERROR;
 	if (opening && (seen & FLOW_F_ESTABLISHED))
 		flow_promote(&fk, st, seen, bpf_ktime_get_coarse_ns());
 	else

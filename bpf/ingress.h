@@ -13,6 +13,7 @@
 #include "flow.h"
 #include "icmp.h"
 #include "parse.h"
+#include "proxy.h"
 #include "tcp.h"
 #include "tcpopt.h"
 
@@ -83,6 +84,12 @@ static __always_inline int ingress_tcp(const struct ctx *c, const struct pkt *pk
 	st = flow_lookup(&fk, &opening);
 	if (!st)
 		return STAT_PASS_UNTRACKED;
+	if (st->flags & FLOW_F_PROXIED) {
+		int proxy = proxy_ingress_check(c, pkt, st);
+
+		if (proxy)
+			return proxy;
+	}
 	if (pkt->tcp_flags & TCPF_FIN)
 		seen |= FLOW_F_FIN_REMOTE;
 
@@ -108,6 +115,8 @@ static __always_inline int ingress_tcp(const struct ctx *c, const struct pkt *pk
 		    host_ack - (st->host_isn + 1) <= ISN_HANDSHAKE_ACK_WINDOW)
 			seen |= FLOW_F_ESTABLISHED;
 	}
+	if ((st->flags & FLOW_F_PROXIED) && proxy_translate(c, pkt, st, false))
+		return STAT_DROP_ERROR;
 	if (pkt->tcp_flags & TCPF_RST) {
 		seen |= FLOW_F_RST_REMOTE;
 		if (ingress_rst_acceptable(c, pkt, st, host_ack))
@@ -127,6 +136,22 @@ static __always_inline int datapath_ingress(const struct ctx *c, const struct pk
 	if (pkt->proto == IPPROTO_TCP)
 		return ingress_tcp(c, pkt);
 	return ingress_icmp(c, pkt);
+}
+
+/*
+ * datapath_ingress for tc, as a global function with a stack of its own:
+ * tc ingress also calls the SYN proxy's global functions, and the stacks
+ * of a program and the functions it calls must fit in 512 bytes together.
+ */
+__noinline int datapath_ingress_skb(struct __sk_buff *skb, const struct pkt *pkt_arg)
+{
+	struct ctx c = { .ctx = skb, .kind = CTX_SKB };
+	struct pkt p;
+
+	if (!pkt_arg)
+		return STAT_DROP_ERROR;
+	p = *pkt_arg;	/* on this stack, the verifier ties its loads together */
+	return datapath_ingress(&c, &p);
 }
 
 #endif /* ISNGUARD_BPF_INGRESS_H */

@@ -84,6 +84,11 @@ static __always_inline int tc_verdict(int stat)
 	switch (stat) {
 	case STAT_COOKIE_HANDSHAKE:
 		return TC_ACT_OK;	/* the skb carries its request socket to the stack */
+	case STAT_PROXY_SYNACK:
+	case STAT_PROXY_TIMEOUT:
+		return TC_ACT_REDIRECT;	/* bpf_redirect() was called: back in, or back out */
+	case STAT_PROXY_HELD:
+	case STAT_PROXY_TABLE_FULL:
 	case STAT_DROP_ERROR:
 	case STAT_COOKIE_BAD_MAC:
 	case STAT_COOKIE_EXPIRED:
@@ -104,9 +109,21 @@ int isnguard_tc_ingress(struct __sk_buff *skb)
 	int stat, cookie;
 
 	stat = parse_packet(&c, &pkt, true);
-	if (stat == PARSE_OK)
-		stat = datapath_ingress(&c, &pkt);
-	if (stat == STAT_PASS_UNTRACKED && synproxy_ack_candidate(&c, &pkt)) {
+	if (stat == PARSE_OK) {
+		struct pkt copy = pkt;	/* see proxy_translate */
+
+		stat = datapath_ingress_skb(skb, &copy);
+	}
+	if (stat == STAT_PROXY_OPENING) {
+		struct flow_key fk;
+		struct flow_state *st;
+		bool opening;
+
+		if (tcp_flow_key(&c, &pkt, false, &fk) || !(st = flow_lookup(&fk, &opening)))
+			stat = STAT_PASS_TRUNCATED;
+		else
+			stat = synproxy_opening(&c, &pkt, st);
+	} else if (stat == STAT_PASS_UNTRACKED && synproxy_ack_candidate(&c, &pkt)) {
 		cookie = synproxy_ack(&c, &pkt);
 		if (cookie != SYNPROXY_NOT_MINE)
 			stat = cookie;
@@ -124,6 +141,7 @@ SEC("tc")
 int isnguard_tc_cookie(struct __sk_buff *skb)
 {
 	struct ctx c = { .ctx = skb, .kind = CTX_SKB };
+	struct flow_state *st;
 	struct pkt pkt = {};
 	struct flow_key fk;
 	bool opening;
@@ -131,9 +149,22 @@ int isnguard_tc_cookie(struct __sk_buff *skb)
 
 	if (parse_packet(&c, &pkt, false) != PARSE_OK || !synproxy_ack_candidate(&c, &pkt))
 		return TC_ACT_UNSPEC;
-	if (tcp_flow_key(&c, &pkt, false, &fk) || flow_lookup(&fk, &opening))
+	if (tcp_flow_key(&c, &pkt, false, &fk))
 		return TC_ACT_UNSPEC;
-	stat = synproxy_ack(&c, &pkt);
+	st = flow_lookup(&fk, &opening);
+	if (st) {
+		/*
+		 * XDP translated the flow's segments already; a proxied one
+		 * still opening is the SYN proxy's, and isnguard's own ACK to
+		 * the server passes (its mark cleared).
+		 */
+		if (!(st->flags & FLOW_F_PROXIED) ||
+		    proxy_ingress_check(&c, &pkt, st) != STAT_PROXY_OPENING)
+			return TC_ACT_UNSPEC;
+		stat = synproxy_opening(&c, &pkt, st);
+	} else {
+		stat = synproxy_ack(&c, &pkt);
+	}
 	if (stat == SYNPROXY_NOT_MINE)
 		return TC_ACT_UNSPEC;
 	stat_inc(stat);

@@ -40,6 +40,7 @@
 struct syn_opts {
 	__u32 tsval;
 	__u32 tsecr;
+	__u32 ts_off;		/* offset of TSval in the frame (has_ts) */
 	__u16 mss;
 	__u8 wscale;
 	bool has_mss;
@@ -104,6 +105,7 @@ static long synopt_step(__u32 index __maybe_unused, struct synopt_walk *w)
 			return 1;
 		w->opts->tsval = bpf_ntohl(ts[0]);
 		w->opts->tsecr = bpf_ntohl(ts[1]);
+		w->opts->ts_off = w->off + 2;
 		w->opts->has_ts = true;
 	} else if (kind == SYNOPT_MD5SIG || kind == SYNOPT_AO) {
 		w->opts->is_signed = true;
@@ -131,6 +133,7 @@ static __always_inline bool synopt_linux_syn(const struct ctx *c, const struct p
 	opts->sack_ok = true;
 	opts->tsval = bpf_ntohl(w[2]);
 	opts->tsecr = bpf_ntohl(w[3]);
+	opts->ts_off = pkt->l4_off + TCP_HLEN_MIN + 8;
 	opts->has_ts = true;
 	opts->wscale = (__u8)bpf_ntohl(w[4]);
 	opts->has_wscale = true;
@@ -150,12 +153,14 @@ static __always_inline bool synopt_aligned_ts(const struct ctx *c, const struct 
 		return false;
 	opts->tsval = bpf_ntohl(w[1]);
 	opts->tsecr = bpf_ntohl(w[2]);
+	opts->ts_off = pkt->l4_off + TCP_HLEN_MIN + 4;
 	opts->has_ts = true;
 	return true;
 }
 
-static __always_inline void synopt_parse(const struct ctx *c, const struct pkt *pkt,
-					 struct syn_opts *opts)
+/* The walk alone, for layouts the callers have ruled out as the usual ones. */
+static __always_inline void synopt_walk(const struct ctx *c, const struct pkt *pkt,
+					struct syn_opts *opts)
 {
 	struct synopt_walk w = {
 		.ctx = c->ctx,
@@ -166,11 +171,19 @@ static __always_inline void synopt_parse(const struct ctx *c, const struct pkt *
 	};
 
 	__builtin_memset(opts, 0, sizeof(*opts));
-	if (w.off >= w.end)
+	if (w.off < w.end)
+		bpf_loop(SYNOPT_MAX_STEPS, synopt_step, &w, 0);
+}
+
+static __always_inline void synopt_parse(const struct ctx *c, const struct pkt *pkt,
+					 struct syn_opts *opts)
+{
+	__builtin_memset(opts, 0, sizeof(*opts));
+	if (pkt->tcp_hlen <= TCP_HLEN_MIN)
 		return;
 	if (synopt_linux_syn(c, pkt, opts) || synopt_aligned_ts(c, pkt, opts))
 		return;
-	bpf_loop(SYNOPT_MAX_STEPS, synopt_step, &w, 0);
+	synopt_walk(c, pkt, opts);
 }
 
 #endif /* ISNGUARD_BPF_SYNOPT_H */

@@ -19,15 +19,21 @@
 #include "ctx.h"
 #include "flow.h"
 #include "parse.h"
+#include "proxy.h"
 #include "stats.h"
+#include "synhdr.h"
 #include "synopt.h"
 #include "tcp.h"
 
 /* Not a segment for the SYN proxy: the caller goes on as without it. */
 #define SYNPROXY_NOT_MINE (-1)
+/* synproxy_ack_skb: a valid cookie, for the translating proxy to open (bpf/proxy.h). */
+#define SYNPROXY_TRANSLATE (-2)
+/* synproxy_ack_skb: a valid cookie, for the host's listener (synproxy_assign). */
+#define SYNPROXY_LOCAL (-3)
+/* synproxy_ack_pre: the ACK may hold a cookie of ours; synproxy_ack_cookie says. */
+#define SYNPROXY_CONTINUE (-4)
 
-#define TCPF_ECE 0x40
-#define TCPF_CWR 0x80
 #define SYNPROXY_TTL 64
 #define IP_DF 0x4000
 /* RFC 9293 3.7.1 and RFC 8200 section 8.3: the MSS to assume when a SYN names none. */
@@ -35,8 +41,6 @@
 #define SYNPROXY_DEFAULT_MSS6 1220
 #define IPV4_TCP_HDRS 40
 #define IPV6_TCP_HDRS 60
-/* The longest SYN-ACK header: 20 bytes, MSS, SACK-permitted + timestamps, window scale. */
-#define SYNACK_MAX_WORDS 10
 #define SYNACK_UNTOUCHED 1
 
 extern int bpf_sk_assign_tcp_reqsk(struct __sk_buff *skb, struct sock *sk,
@@ -215,55 +219,29 @@ static __always_inline void synproxy_plan(const struct ctx *c, const struct pkt 
 		plan->opts.wscale = 0;
 }
 
-/*
- * The SYN-ACK's TCP header in words, Linux's option layout: MSS; SACK-permitted
- * and timestamps (or NOP, NOP, timestamps; or NOP, NOP, SACK-permitted);
- * NOP and window scale. Returns the header length.
- */
+/* The SYN-ACK's TCP header in words (checksum 0); returns the header length. */
 static __always_inline __u32 synack_tcp_header(__u32 *w, const struct tcphdr *syn,
 					       const struct synack_plan *plan,
 					       const struct synproxy_config *sp, __u32 cookie,
 					       __u32 tsval)
 {
-	__u8 *b = (__u8 *)w;
-	__u32 n = 5;
+	struct synhdr h = {
+		.source = syn->dest,
+		.dest = syn->source,
+		.seq = cookie,
+		.ack = plan->client_isn + 1,
+		.window = (__u16)sp->window,
+		.mss = plan->mss_advertised,
+		.flags = TCPF_SYN | TCPF_ACK | (plan->opts.ecn_ok ? TCPF_ECE : 0),
+		.sack_ok = plan->opts.sack_ok,
+		.ts = plan->ts,
+		.wscale_ok = plan->opts.wscale_ok,
+		.wscale = (__u8)sp->rcv_wscale,
+		.tsval = tsval,
+		.tsecr = plan->client_tsval,
+	};
 
-	__builtin_memcpy(&b[0], &syn->dest, 2);
-	__builtin_memcpy(&b[2], &syn->source, 2);
-	w[1] = bpf_htonl(cookie);
-	w[2] = bpf_htonl(plan->client_isn + 1);
-	w[n++] = bpf_htonl(SYNOPT_MSS << 24 | SYNOPT_LEN_MSS << 16 | plan->mss_advertised);
-	if (plan->ts) {
-		w[n++] = bpf_htonl((plan->opts.sack_ok ? (SYNOPT_SACK_PERM << 24 |
-							  SYNOPT_LEN_SACK_PERM << 16)
-						       : (SYNOPT_NOP << 24 | SYNOPT_NOP << 16)) |
-				   SYNOPT_TIMESTAMP << 8 | SYNOPT_LEN_TIMESTAMP);
-		w[n++] = bpf_htonl(tsval);
-		w[n++] = bpf_htonl(plan->client_tsval);
-	} else if (plan->opts.sack_ok) {
-		w[n++] = bpf_htonl(SYNOPT_NOP << 24 | SYNOPT_NOP << 16 | SYNOPT_SACK_PERM << 8 |
-				   SYNOPT_LEN_SACK_PERM);
-	}
-	if (plan->opts.wscale_ok)
-		w[n++] = bpf_htonl(SYNOPT_NOP << 24 | SYNOPT_WSCALE << 16 | SYNOPT_LEN_WSCALE << 8 |
-				   (sp->rcv_wscale & 0xff));
-	b[12] = (__u8)(n << 4);
-	b[13] = TCPF_SYN | TCPF_ACK | (plan->opts.ecn_ok ? TCPF_ECE : 0);
-	b[14] = (__u8)(sp->window >> 8);
-	b[15] = (__u8)sp->window;
-	return n * 4;
-}
-
-/* Ones'-complement sum of n 32-bit words, in memory order, folded to 16 bits (RFC 1071). */
-static __always_inline __u16 csum_words(const __u32 *w, __u32 n, __u64 sum)
-{
-#pragma unroll
-	for (__u32 i = 0; i < SYNACK_MAX_WORDS; i++)
-		if (i < n)
-			sum += w[i];
-	sum = (sum & 0xffffffff) + (sum >> 32);
-	sum = (sum & 0xffffffff) + (sum >> 32);
-	return csum_fold32((__u32)sum);
+	return synhdr_words(w, &h);
 }
 
 /* The IPv4 header of the SYN-ACK: the SYN's, addresses swapped, fields of a fresh packet. */
@@ -293,19 +271,6 @@ static __always_inline void synack_ipv6(struct ipv6hdr *ip6, __u32 tcp_len)
 	ip6->hop_limit = SYNPROXY_TTL;
 }
 
-/* The TCP checksum over the pseudo header (addrs: the IP source and destination) and words. */
-static __always_inline __u16 synack_tcp_csum(const __u32 *words, __u32 tcp_len,
-					     const __u32 *addrs, __u32 addr_words)
-{
-	__u64 sum = (__u32)bpf_htons(IPPROTO_TCP) + (__u32)bpf_htons((__u16)tcp_len);
-
-#pragma unroll
-	for (__u32 i = 0; i < 8; i++)
-		if (i < addr_words)
-			sum += addrs[i];
-	return (__u16)~csum_words(words, tcp_len / 4, sum);
-}
-
 /* Copies the header words into the frame; the frame ends right after them. */
 static __always_inline int synack_store_tcp(const struct ctx *c, __u32 off, const __u32 *words,
 					    __u32 tcp_len)
@@ -313,7 +278,7 @@ static __always_inline int synack_store_tcp(const struct ctx *c, __u32 off, cons
 	__u32 i;
 
 #pragma unroll
-	for (i = 0; i < SYNACK_MAX_WORDS; i++) {
+	for (i = 0; i < SYNHDR_MAX_WORDS; i++) {
 		__u32 *word;
 
 		if (i * 4 >= tcp_len)
@@ -340,7 +305,7 @@ static __always_inline int synproxy_reply(const struct ctx *c, const struct pkt 
 					  const struct synproxy_config *sp, __u32 cookie,
 					  __u32 tsval)
 {
-	__u32 words[SYNACK_MAX_WORDS] = {};
+	__u32 words[SYNHDR_MAX_WORDS] = {};
 	__u32 tcp_len, frame_len, ip_len;
 	struct tcphdr *th;
 	int delta;
@@ -349,7 +314,7 @@ static __always_inline int synproxy_reply(const struct ctx *c, const struct pkt 
 	if (!th)
 		return SYNACK_UNTOUCHED;
 	tcp_len = synack_tcp_header(words, th, plan, sp, cookie, tsval);
-	if (tcp_len > SYNACK_MAX_WORDS * 4 || tcp_len < TCP_HLEN_MIN + 4)
+	if (tcp_len > SYNHDR_MAX_WORDS * 4 || tcp_len < TCP_HLEN_MIN + 4)
 		return SYNACK_UNTOUCHED;
 	ip_len = pkt->family == FLOW_FAMILY_IPV4 ? IPV4_HLEN_MIN : IPV6_HLEN;
 	frame_len = pkt->l3_off + ip_len + tcp_len;
@@ -363,14 +328,14 @@ static __always_inline int synproxy_reply(const struct ctx *c, const struct pkt 
 		if (!ip)
 			return -1;
 		synack_ipv4(ip, tcp_len);
-		((__u16 *)words)[8] = synack_tcp_csum(words, tcp_len, (const __u32 *)&ip->saddr, 2);
+		((__u16 *)words)[8] = synhdr_csum(words, tcp_len, (const __u32 *)&ip->saddr, 2);
 	} else {
 		struct ipv6hdr *ip6 = ctx_ptr(c, pkt->l3_off, IPV6_HLEN);
 
 		if (!ip6)
 			return -1;
 		synack_ipv6(ip6, tcp_len);
-		((__u16 *)words)[8] = synack_tcp_csum(words, tcp_len, (const __u32 *)&ip6->saddr, 8);
+		((__u16 *)words)[8] = synhdr_csum(words, tcp_len, (const __u32 *)&ip6->saddr, 8);
 	}
 	if (!l3_device) {
 		struct ethhdr *eth = ctx_ptr(c, 0, ETH_HLEN);
@@ -439,10 +404,15 @@ static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *p
 		return STAT_SYN_UNANSWERABLE;	/* TCP-MD5/AO: only the host can sign */
 
 	state = synproxy_socket_state(c, pkt);
-	if (state < 0)
-		return STAT_SYN_NO_LISTENER;	/* the stack answers with a RST */
-	if (state != BPF_TCP_LISTEN)
+	if (state < 0) {
+		/* No local socket: a server behind this host, or no listener (the stack's RST). */
+		if (sp->path == SYNPROXY_PATH_LOCAL || !proxy_forwarded(c, pkt))
+			return STAT_SYN_NO_LISTENER;
+		if (proxy_tuple_busy(c, pkt))
+			return STAT_SYN_PASSED_SOCKET;	/* the server's call, as for a local socket */
+	} else if (state != BPF_TCP_LISTEN) {
 		return STAT_SYN_PASSED_SOCKET;	/* TIME_WAIT reuse, challenge ACK: the stack's call */
+	}
 
 	cfg = config_get();
 	if (!cfg)
@@ -497,51 +467,74 @@ static __always_inline bool synproxy_kernel_cookie(const struct ctx *c, const st
 	return ip6 && !bpf_tcp_raw_check_syncookie_ipv6(ip6, th);
 }
 
-static __always_inline int synproxy_ack(const struct ctx *c, const struct pkt *pkt)
+/*
+ * A global function: verified once on its own, where inlined into each
+ * caller it would multiply their paths past the verifier's limit.
+ */
+__noinline int synproxy_ack_pre(struct __sk_buff *skb, const struct pkt *pkt_arg,
+				struct proxy_req *req)
 {
-	const struct synproxy_config *sp;
-	const struct isn_config *cfg;
-	struct bpf_tcp_req_attrs attrs = {};
+	struct ctx cs = { .ctx = skb, .kind = CTX_SKB }, *c = &cs;
+	const struct synproxy_config *sp = synproxy_get();
 	struct bpf_sock_tuple t = {};
-	struct cookie_opts opts = {};
-	struct tcp_sock *tp;
+	struct pkt p, *pkt = &p;
 	struct bpf_sock *sk;
 	struct syn_opts so;
-	struct flow_key fk;
-	struct tcphdr *th;
-	__u32 size, seq, ack;
-	int verdict, ret;
+	__u32 size;
+	int state = -1;
 
-	th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
-	if (!th)
-		return STAT_PASS_TRUNCATED;
-	sp = synproxy_get();
-	cfg = config_get();
-	if (!sp || !cfg)
+	if (!pkt_arg || !req || !sp)
 		return SYNPROXY_NOT_MINE;
-	seq = bpf_ntohl(th->seq);
-	ack = bpf_ntohl(th->ack_seq);
-	if (synproxy_sock_tuple(c, pkt, &t, &size) || tcp_flow_key(c, pkt, false, &fk))
+	p = *pkt_arg;	/* on this stack, the verifier ties its loads together */
+	if (synproxy_sock_tuple(c, pkt, &t, &size))
 		return STAT_PASS_TRUNCATED;
-
 	sk = bpf_skc_lookup_tcp(c->ctx, &t, size, BPF_F_CURRENT_NETNS, 0);
-	if (!sk)
-		return STAT_COOKIE_ACK_NO_LISTENER;	/* the stack answers with a RST */
-	if (sk->state != BPF_TCP_LISTEN) {
+	if (sk) {
+		state = sk->state;
 		bpf_sk_release(sk);
-		return STAT_COOKIE_ACK_SOCKET;
 	}
-
+	if (sk && state != BPF_TCP_LISTEN)
+		return STAT_COOKIE_ACK_SOCKET;
+	/* No local socket: a server behind this host (translated), or none at all. */
+	if (!sk && (sp->path == SYNPROXY_PATH_LOCAL || !proxy_forwarded(c, pkt)))
+		return STAT_COOKIE_ACK_NO_LISTENER;	/* the stack answers with a RST */
 	synopt_parse(c, pkt, &so);
 	/* The SYN proxy never answers a signed SYN, so a signed ACK holds no cookie of ours. */
-	if (so.is_signed) {
-		bpf_sk_release(sk);
+	if (so.is_signed)
 		return SYNPROXY_NOT_MINE;
-	}
-	verdict = cookie_check(cfg, &fk, seq - 1, ack - 1, bpf_ktime_get_coarse_ns(), so.has_ts,
-			       so.tsecr, &opts);
+	req->listener = sk != NULL;
+	req->tsval = so.tsval;
+	req->tsecr = so.tsecr;
+	req->has_ts = so.has_ts;
+	req->rcv_wscale = (__u8)sp->rcv_wscale;
+	return SYNPROXY_CONTINUE;
+}
+
+/*
+ * Second step: the cookie checked (a function of its own for the stack
+ * the hash needs). Returns the decision, or where the connection goes:
+ * SYNPROXY_LOCAL or SYNPROXY_TRANSLATE, with req->opts decoded.
+ */
+__noinline int synproxy_ack_cookie(struct __sk_buff *skb, const struct pkt *pkt_arg,
+				   struct proxy_req *req)
+{
+	struct ctx cs = { .ctx = skb, .kind = CTX_SKB }, *c = &cs;
+	const struct synproxy_config *sp = synproxy_get();
+	const struct isn_config *cfg = config_get();
+	struct pkt p, *pkt = &p;
+	struct flow_key fk;
+	struct tcphdr *th;
+	int verdict;
+
+	if (!pkt_arg || !req || !sp || !cfg)
+		return SYNPROXY_NOT_MINE;
+	p = *pkt_arg;
+	th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
+	if (!th || tcp_flow_key(c, pkt, false, &fk))
+		return STAT_PASS_TRUNCATED;
+	verdict = cookie_check(cfg, &fk, bpf_ntohl(th->seq) - 1, bpf_ntohl(th->ack_seq) - 1,
+			       bpf_ktime_get_coarse_ns(), req->has_ts, req->tsecr, &req->opts);
 	if (verdict != COOKIE_OK) {
-		bpf_sk_release(sk);
 		if (synproxy_kernel_cookie(c, pkt, th))
 			return SYNPROXY_NOT_MINE;
 		if (verdict == COOKIE_EXPIRED)
@@ -551,9 +544,38 @@ static __always_inline int synproxy_ack(const struct ctx *c, const struct pkt *p
 		return STAT_COOKIE_BAD_MAC;
 	}
 	stat_inc(STAT_COOKIE_ACK_VALID);
+	if (!req->listener || sp->path == SYNPROXY_PATH_TRANSLATE ||
+	    (sp->path == SYNPROXY_PATH_AUTO && !bpf_ksym_exists(bpf_sk_assign_tcp_reqsk)))
+		return SYNPROXY_TRANSLATE;
+	return SYNPROXY_LOCAL;
+}
 
+/*
+ * The local path: the valid cookie ACK (req, from synproxy_ack_skb) becomes
+ * a request socket of the listener, with the options the cookie carried.
+ */
+__noinline int synproxy_assign(struct __sk_buff *skb, const struct pkt *pkt_arg,
+			       const struct proxy_req *req)
+{
+	struct ctx cs = { .ctx = skb, .kind = CTX_SKB }, *c = &cs;
+	struct bpf_tcp_req_attrs attrs = {};
+	struct bpf_sock_tuple t = {};
+	struct pkt p, *pkt = &p;
+	struct tcp_sock *tp;
+	struct bpf_sock *sk;
+	__u32 size;
+	int ret;
+
+	if (!pkt_arg || !req)
+		return STAT_DROP_ERROR;
+	p = *pkt_arg;	/* on this stack, the verifier ties its loads together */
+	if (synproxy_sock_tuple(c, pkt, &t, &size))
+		return STAT_PASS_TRUNCATED;
+	sk = bpf_skc_lookup_tcp(c->ctx, &t, size, BPF_F_CURRENT_NETNS, 0);
+	if (!sk)
+		return STAT_COOKIE_ACK_NO_LISTENER;
 	tp = bpf_skc_to_tcp_sock(sk);
-	if (!tp || !bpf_ksym_exists(bpf_sk_assign_tcp_reqsk)) {
+	if (!tp || sk->state != BPF_TCP_LISTEN || !bpf_ksym_exists(bpf_sk_assign_tcp_reqsk)) {
 		bpf_sk_release(sk);
 		return STAT_COOKIE_ASSIGN_ERROR;
 	}
@@ -563,18 +585,64 @@ static __always_inline int synproxy_ack(const struct ctx *c, const struct pkt *p
 		bpf_sk_release(sk);
 		return STAT_COOKIE_QUEUE_FULL;
 	}
-	attrs.rcv_tsval = so.tsval;
-	attrs.rcv_tsecr = so.tsecr;	/* the kernel continues the host's TSval from it */
-	attrs.mss = opts.mss;
-	attrs.wscale_ok = opts.wscale_ok;
-	attrs.snd_wscale = opts.wscale;
-	attrs.rcv_wscale = opts.wscale_ok ? sp->rcv_wscale : 0;	/* what the SYN-ACK said */
-	attrs.sack_ok = opts.sack_ok;
-	attrs.ecn_ok = opts.ecn_ok;
-	attrs.tstamp_ok = so.has_ts;
+	attrs.rcv_tsval = req->tsval;
+	attrs.rcv_tsecr = req->tsecr;	/* the kernel continues the host's TSval from it */
+	attrs.mss = req->opts.mss;
+	attrs.wscale_ok = req->opts.wscale_ok;
+	attrs.snd_wscale = req->opts.wscale;
+	attrs.rcv_wscale = req->opts.wscale_ok ? req->rcv_wscale : 0;	/* what the SYN-ACK said */
+	attrs.sack_ok = req->opts.sack_ok;
+	attrs.ecn_ok = req->opts.ecn_ok;
+	attrs.tstamp_ok = req->has_ts;
 	ret = bpf_sk_assign_tcp_reqsk(c->ctx, (struct sock *)tp, &attrs, sizeof(attrs));
 	bpf_sk_release(sk);
 	return ret ? STAT_COOKIE_ASSIGN_ERROR : STAT_COOKIE_HANDSHAKE;
+}
+
+/*
+ * tc ingress: an ACK to a protected port (synproxy_ack_candidate) that no
+ * flow owns, or the cookie ACK again while a proxied flow opens. The
+ * global functions get copies of *pkt (see proxy_translate), and are
+ * called one after the other, not nested: their stacks add up.
+ */
+static __always_inline int synproxy_ack(const struct ctx *c, const struct pkt *pkt)
+{
+	struct proxy_req req = {};
+	struct pkt copy = *pkt;
+	int ret;
+
+	ret = synproxy_ack_pre(c->ctx, &copy, &req);
+	if (ret != SYNPROXY_CONTINUE)
+		return ret;
+	copy = *pkt;
+	ret = synproxy_ack_cookie(c->ctx, &copy, &req);
+	if (ret != SYNPROXY_TRANSLATE && ret != SYNPROXY_LOCAL)
+		return ret;
+	copy = *pkt;
+	if (ret == SYNPROXY_LOCAL)
+		return synproxy_assign(c->ctx, &copy, &req);
+	return proxy_open(c->ctx, &copy, &req);
+}
+
+/*
+ * tc ingress: a client segment of a proxied connection whose server has
+ * not answered yet. The cookie ACK again (the client retransmits the ACK
+ * or its first data) sends the SYN again; anything else is dropped, for
+ * the client to retransmit once the connection is open.
+ */
+static __always_inline int synproxy_opening(const struct ctx *c, const struct pkt *pkt,
+					    const struct flow_state *st)
+{
+	struct tcphdr *th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
+	int ret;
+
+	if (!th)
+		return STAT_PASS_TRUNCATED;
+	if (!synproxy_ack_candidate(c, pkt) || bpf_ntohl(th->seq) != st->host_ack ||
+	    bpf_ntohl(th->ack_seq) != st->wire_isn + 1)
+		return STAT_PROXY_HELD;
+	ret = synproxy_ack(c, pkt);
+	return ret == SYNPROXY_NOT_MINE ? STAT_PROXY_HELD : ret;
 }
 
 #endif /* ISNGUARD_BPF_SYNPROXY_H */

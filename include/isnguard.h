@@ -118,6 +118,15 @@ enum flow_flag {
 	FLOW_F_HOST_ACKED = 1 << 8,	/* host_ack holds the host's latest ack */
 	FLOW_F_MOVED = 1 << 9,		/* this handshake entry was promoted; it lingers briefly */
 	FLOW_F_TIMER = 1 << 10,		/* retired: entries had timers of their own before the sweeper */
+	/*
+	 * The translating SYN proxy (bpf/proxy.h) opened this connection to
+	 * the host: the peer's handshake was with the cookie (wire_isn), the
+	 * host's with isnguard. Timestamps and windows are translated too.
+	 */
+	FLOW_F_PROXIED = 1 << 11,
+	FLOW_F_PROXY_OPEN = 1 << 12,	/* SYN sent to the host, its SYN-ACK not seen yet */
+	FLOW_F_PROXY_ACK = 1 << 13,	/* isnguard's ACK to the host's SYN-ACK is on its way in */
+	FLOW_F_PROXY_TS = 1 << 14,	/* timestamps both ways: TSval out += ts_delta, TSecr in -= */
 };
 
 enum flow_phase {
@@ -169,7 +178,21 @@ struct flow_state {
 	 * SYN's data (TCP Fast Open), for the RST checks of RFC 9293 3.10.7.
 	 */
 	__u32 host_snd_nxt;
-	__u32 pad;
+	/* Proxied flows (FLOW_F_PROXIED) only, zero otherwise: */
+	__u32 ts_delta;		/* TSval the peer saw in the cookie SYN-ACK - the host's TSval */
+	__u32 peer_tsval;	/* the peer's TSval in its cookie ACK: the ACK to the host echoes it */
+	__u16 peer_window;	/* the window of that ACK, as sent (peer_wscale_wire applies) */
+	/*
+	 * Window shifts (RFC 7323 2.3) where they differ, so windows are
+	 * rewritten: the host's own (its SYN-ACK) and the one the peer was
+	 * told (the cookie SYN-ACK); the peer's own, and the one the host
+	 * applies to it (the peer's, or 0 when the host declined scaling).
+	 */
+	__u8 wscale_host;
+	__u8 wscale_wire;
+	__u8 peer_wscale_wire;
+	__u8 peer_wscale_host;
+	__u8 pad[6];
 	__u64 created_ns;
 	__u64 last_seen_ns;	/* the sweeper removes the entry once idle past its phase's timeout */
 };
@@ -246,7 +269,17 @@ struct flow_sweeper {
 	X(STAT_PASS_IPV6_AH,		"pass_ipv6_ah")			\
 	/* a full flow table: new connections unprotected, none evicted */ \
 	X(STAT_PASS_TABLE_FULL,		"syn_unprotected_table_full")	\
-	X(STAT_FLOW_PROMOTE_FAILED,	"flow_promote_failed")
+	X(STAT_FLOW_PROMOTE_FAILED,	"flow_promote_failed")	\
+	/* the translating SYN proxy (bpf/proxy.h) */			\
+	X(STAT_PROXY_SYN,		"proxy_syn_to_server")		\
+	X(STAT_PROXY_SYNACK,		"proxy_server_synack")		\
+	X(STAT_PROXY_REFUSED,		"proxy_server_refused")		\
+	X(STAT_PROXY_TIMEOUT,		"proxy_server_timeout")		\
+	X(STAT_PROXY_OPENING,		"proxy_opening_to_tc")		\
+	X(STAT_PROXY_HELD,		"proxy_dropped_while_opening")	\
+	X(STAT_PROXY_INJECTED,		"proxy_own_ack_passed")		\
+	X(STAT_PROXY_TABLE_FULL,	"proxy_table_full")		\
+	X(STAT_PROXY_WINDOW,		"proxy_window_rewritten")
 
 #define ISNGUARD_STAT_ENUM(name, text) name,
 enum isn_stat {
@@ -341,6 +374,25 @@ enum synproxy_mode {
 	SYNPROXY_AUTO = 2,	/* only while the port's SYN rate is above syn_threshold */
 };
 
+/*
+ * Where a valid cookie ACK becomes a connection. Local: a request socket of
+ * the host's listener (bpf_sk_assign_tcp_reqsk, Linux 6.9). Translate:
+ * isnguard opens the connection to the server itself and translates it
+ * (bpf/proxy.h): servers behind a gateway, kernels without the kfunc. Auto:
+ * local where the kfunc exists and a local listener owns the port.
+ */
+enum synproxy_path {
+	SYNPROXY_PATH_AUTO = 0,
+	SYNPROXY_PATH_LOCAL = 1,
+	SYNPROXY_PATH_TRANSLATE = 2,
+};
+
+/*
+ * A proxied connection whose server has not answered its SYN this long
+ * after the cookie ACK: the peer's next segment gets a RST.
+ */
+#define SYNPROXY_CONNECT_TIMEOUT_NS (10ULL * 1000000000ULL)
+
 /* What the host's TCP stack would negotiate (its sysctls), so the SYN-ACK offers only that. */
 enum synproxy_flag {
 	SYNPROXY_F_SACK = 1 << 0,	/* net.ipv4.tcp_sack */
@@ -356,7 +408,7 @@ struct synproxy_config {
 	__u32 syn_threshold;	/* auto: SYNs per second to one port that switch cookies on */
 	__u32 rcv_wscale;	/* the scale the host's sockets use (its tcp_rmem rule) */
 	__u32 window;		/* window of the SYN-ACK, unscaled, non-zero */
-	__u32 pad;
+	__u32 path;		/* enum synproxy_path */
 };
 
 /* Protected ports: a bitmap of 65536 bits in 64-bit words, indexed by port (host order). */

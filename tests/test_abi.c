@@ -104,7 +104,7 @@ TEST(test_abi_synproxy_records_match_btf)
 	static const struct abi_member config_members[] = {
 		MEMBER(synproxy_config, mode), MEMBER(synproxy_config, flags),
 		MEMBER(synproxy_config, syn_threshold), MEMBER(synproxy_config, rcv_wscale),
-		MEMBER(synproxy_config, window), MEMBER(synproxy_config, pad),
+		MEMBER(synproxy_config, window), MEMBER(synproxy_config, path),
 	};
 	static const struct abi_member rate_members[] = {
 		MEMBER(syn_rate, window_start_ns), MEMBER(syn_rate, last_syn_ns),
@@ -123,7 +123,11 @@ TEST(test_abi_flow_state_matches_btf)
 		MEMBER(flow_state, seq_delta), MEMBER(flow_state, host_isn),
 		MEMBER(flow_state, wire_isn), MEMBER(flow_state, flags), MEMBER(flow_state, hash),
 		MEMBER(flow_state, host_ack), MEMBER(flow_state, host_snd_nxt),
-		MEMBER(flow_state, pad), MEMBER(flow_state, created_ns),
+		MEMBER(flow_state, ts_delta), MEMBER(flow_state, peer_tsval),
+		MEMBER(flow_state, peer_window), MEMBER(flow_state, wscale_host),
+		MEMBER(flow_state, wscale_wire), MEMBER(flow_state, peer_wscale_wire),
+		MEMBER(flow_state, peer_wscale_host), MEMBER(flow_state, pad),
+		MEMBER(flow_state, created_ns),
 		MEMBER(flow_state, last_seen_ns),
 	};
 
@@ -203,7 +207,7 @@ TEST(test_abi_structs_have_no_implicit_padding)
 	ASSERT_EQ(sizeof(struct isn_config), 8 * 4 + 8 + 2 * 4, "isn_config size");
 	ASSERT_EQ(sizeof(struct synproxy_config), 6 * 4, "synproxy_config size");
 	ASSERT_EQ(sizeof(struct syn_rate), 2 * 8 + 2 * 4, "syn_rate size");
-	ASSERT_EQ(sizeof(struct flow_state), 8 * 4 + 2 * 8, "flow_state size");
+	ASSERT_EQ(sizeof(struct flow_state), 9 * 4 + 2 + 4 + 6 + 2 * 8, "flow_state size");
 	ASSERT_EQ(sizeof(struct flow_sweeper), 16 + 2 * 4, "flow_sweeper size");
 	ASSERT_EQ(sizeof(struct link_key), 8 + 4 + 4, "link_key size");
 	ASSERT_EQ(sizeof(struct link_info), 16 + 4 * 4 + 8, "link_info size");

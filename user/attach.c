@@ -35,7 +35,7 @@ static const char *const xdp_modes[] = { "native", "skb", NULL };
 static const char *const ingress_hooks[] = { "xdp", "tc", NULL };
 
 struct attach_params {
-	int hash, xdp_mode, ingress, synproxy_mode;	/* choice indexes, -1 when not given */
+	int hash, xdp_mode, ingress, synproxy_mode, synproxy_path;	/* choice indexes, -1: not given */
 	uint32_t max_flows, syn_threshold;
 	bool json;
 	struct synproxy_request synproxy;
@@ -60,6 +60,10 @@ int do_attach(int argc, char **argv)
 			       synproxy_modes, "always (default) or auto: cookies only above --syn-threshold"),
 		CLI_OPT_U32("syn-threshold", 't', "N", &prm.syn_threshold, 1, SYNPROXY_MAX_THRESHOLD,
 			    "auto: SYNs per second to one port that switch cookies on (default 1000)"),
+		CLI_OPT_CHOICE("synproxy-path", 'P', "PATH", &prm.synproxy_path, "--synproxy-path",
+			       synproxy_paths, "auto (default): the host's listener where the kernel can "
+			       "(6.9), else translate; local; or translate: isnguard opens the "
+			       "connection to the server (servers behind a gateway) and translates it"),
 		CLI_JSON_ROW(&prm.json, "print what was done as one JSON object"),
 		CLI_HELP_ROW,
 		{ 0 },
@@ -79,14 +83,16 @@ int do_attach(int argc, char **argv)
 	int err;
 
 	prm = (struct attach_params){ .hash = -1, .xdp_mode = -1, .ingress = -1,
-				      .synproxy_mode = -1 };
+				      .synproxy_mode = -1, .synproxy_path = -1 };
 	err = cli_parse(&p, argc, argv);
 	if (!err)
 		err = take_ifname(&p, argc, argv, &req.ifname);
 	if (err)
 		return err == CLI_HELP_SHOWN ? 0 : err;
-	if ((prm.synproxy_mode >= 0 || prm.syn_threshold) && !sp->enabled)
-		return cli_usage_error(&p, "--synproxy-mode and --syn-threshold go with --synproxy PORTS");
+	if ((prm.synproxy_mode >= 0 || prm.syn_threshold || prm.synproxy_path >= 0) && !sp->enabled)
+		return cli_usage_error(&p, "--synproxy-mode, --synproxy-path and --syn-threshold go "
+					   "with --synproxy PORTS");
+	sp->path = prm.synproxy_path >= 0 ? (uint32_t)prm.synproxy_path : SYNPROXY_PATH_AUTO;
 	sp->mode = prm.synproxy_mode >= 0 ? synproxy_mode_from_name(synproxy_modes[prm.synproxy_mode])
 					  : SYNPROXY_ALWAYS;
 	sp->syn_threshold = prm.syn_threshold ? prm.syn_threshold : SYNPROXY_DEFAULT_THRESHOLD;
@@ -100,7 +106,7 @@ int do_attach(int argc, char **argv)
 	if (require_root("attach"))
 		return EXIT_RUNTIME;
 	/* Before anything changes: the kernel and its sysctl must take cookie connections. */
-	if (sp->enabled && synproxy_check_host("attach"))
+	if (sp->enabled && synproxy_check_host("attach", sp->path))
 		return EXIT_RUNTIME;
 	return loader_attach(&req) ? EXIT_RUNTIME : 0;
 }

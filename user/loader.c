@@ -224,7 +224,8 @@ static int write_fresh_key(struct isnguard *skel)
 /* The ports and mode of --synproxy, with what the host's stack negotiates. */
 static int write_synproxy(struct isnguard *skel, const struct synproxy_request *sp)
 {
-	struct synproxy_config cfg = { .mode = sp->mode, .syn_threshold = sp->syn_threshold };
+	struct synproxy_config cfg = { .mode = sp->mode, .syn_threshold = sp->syn_threshold,
+				       .path = sp->path };
 
 	synproxy_host_params(&cfg);
 	return synproxy_write(bpf_map__fd(skel->maps.isn_synproxy),

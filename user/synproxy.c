@@ -39,6 +39,13 @@ const char *synproxy_mode_name(uint32_t mode)
 
 const char *const synproxy_modes[] = { "always", "auto", NULL };
 
+const char *const synproxy_paths[] = { "auto", "local", "translate", NULL };
+
+const char *synproxy_path_name(uint32_t path)
+{
+	return path <= SYNPROXY_PATH_TRANSLATE ? synproxy_paths[path] : "unknown";
+}
+
 int synproxy_ports_option(struct cli_parser *p, const struct cli_option *o,
 			  int argc __attribute__((unused)), char **argv __attribute__((unused)),
 			  const char *arg)
@@ -221,13 +228,16 @@ bool synproxy_kernel_supported(void)
 	return found;
 }
 
-int synproxy_check_host(const char *what)
+int synproxy_check_host(const char *what, uint32_t path)
 {
+	bool kfunc = synproxy_kernel_supported();
 	unsigned long cookies;
 
-	if (!synproxy_kernel_supported()) {
-		cli_error("%s: this kernel lacks %s (Linux 6.9 or later with BTF): SYN cookies "
-			  "need it", what, SYNPROXY_KFUNC);
+	if (path == SYNPROXY_PATH_TRANSLATE || (path == SYNPROXY_PATH_AUTO && !kfunc))
+		return 0;	/* isnguard opens the connections itself: nothing of the host's */
+	if (!kfunc) {
+		cli_error("%s: this kernel lacks %s (Linux 6.9 or later with BTF), which the local "
+			  "path needs; use --synproxy-path translate or auto", what, SYNPROXY_KFUNC);
 		return -EOPNOTSUPP;
 	}
 	if (read_sysctl("ipv4/tcp_syncookies", &cookies, 1) != 1) {
@@ -237,7 +247,7 @@ int synproxy_check_host(const char *what)
 	if (cookies != 1 && cookies != 2) {
 		cli_error("%s: net.ipv4.tcp_syncookies is %lu in this network namespace; the kernel "
 			  "takes cookie connections only with 1 or 2 (run 'sysctl -w "
-			  "net.ipv4.tcp_syncookies=1')", what, cookies);
+			  "net.ipv4.tcp_syncookies=1', or use --synproxy-path translate)", what, cookies);
 		return -EPERM;
 	}
 	return 0;
@@ -326,6 +336,18 @@ int synproxy_write(int config_fd, int ports_fd, const struct synproxy_config *cf
 	return err;
 }
 
+/* Where valid cookie ACKs go with this path, on this kernel. */
+static const char *synproxy_path_says(uint32_t path)
+{
+	if (path == SYNPROXY_PATH_TRANSLATE)
+		return "isnguard opens every connection itself and translates it";
+	if (path == SYNPROXY_PATH_LOCAL)
+		return "local listeners only, through bpf_sk_assign_tcp_reqsk";
+	if (!synproxy_kernel_supported())
+		return "translated (this kernel lacks " SYNPROXY_KFUNC ")";
+	return "local listeners through " SYNPROXY_KFUNC ", forwarded servers translated";
+}
+
 void synproxy_print(const struct synproxy_config *cfg, const uint64_t *ports,
 		    struct json_writer *jw)
 {
@@ -344,6 +366,8 @@ void synproxy_print(const struct synproxy_config *cfg, const uint64_t *ports,
 		jw_string_field(jw, "ports", list);
 		jw_uint_field(jw, "port_count", count);
 		jw_uint_field(jw, "syn_threshold", cfg->syn_threshold);
+		jw_string_field(jw, "path", synproxy_path_name(cfg->path));
+		jw_bool_field(jw, "local_path_available", synproxy_kernel_supported());
 		jw_uint_field(jw, "rcv_wscale", cfg->rcv_wscale);
 		jw_uint_field(jw, "window", cfg->window);
 		jw_name(jw, "offers");
@@ -363,6 +387,7 @@ void synproxy_print(const struct synproxy_config *cfg, const uint64_t *ports,
 	if (cfg->mode == SYNPROXY_AUTO)
 		printf(", on above %u SYN/s per port, off below %u", cfg->syn_threshold,
 		       cfg->syn_threshold / 2);
+	printf("\n          path %s: %s", synproxy_path_name(cfg->path), synproxy_path_says(cfg->path));
 	printf("\n          SYN-ACK: window %u, wscale %u, offers", cfg->window, cfg->rcv_wscale);
 	for (size_t i = 0; i < sizeof(offers) / sizeof(offers[0]); i++)
 		if (cfg->flags & offers[i].flag)
@@ -388,6 +413,7 @@ static int open_synproxy_maps(int *config_fd, int *ports_fd)
 /* What `isnguard synproxy` was asked: nothing (show), or a change. */
 struct synproxy_params {
 	int mode;		/* -1: keep (or always, when switching on) */
+	int path;		/* -1: keep (auto when switching on) */
 	uint32_t threshold;	/* 0: keep (or the default) */
 	const char *spec;	/* PORTS, "off", or NULL */
 	uint64_t wanted[SYNPROXY_PORT_WORDS];
@@ -397,6 +423,8 @@ struct synproxy_params {
 static struct synproxy_params synproxy_prm;
 static int synproxy_mode_choice;	/* index in synproxy_modes */
 static bool synproxy_mode_given;
+static int synproxy_path_choice;	/* index in synproxy_paths: enum synproxy_path */
+static bool synproxy_path_given;
 
 static const struct cli_option synproxy_options[] = {
 	CLI_OPT_CHOICE("mode", 'm', "MODE", &synproxy_mode_choice, "mode", synproxy_modes,
@@ -404,6 +432,9 @@ static const struct cli_option synproxy_options[] = {
 		       .given = &synproxy_mode_given),
 	CLI_OPT_U32("syn-threshold", 't', "N", &synproxy_prm.threshold, 1, SYNPROXY_MAX_THRESHOLD,
 		    "auto: SYNs per second to one port that switch cookies on (default 1000)"),
+	CLI_OPT_CHOICE("path", 'p', "PATH", &synproxy_path_choice, "path", synproxy_paths,
+		       "auto (default), local or translate: where valid cookie ACKs go",
+		       .given = &synproxy_path_given),
 	CLI_JSON_ROW(&synproxy_prm.json, "print one JSON object"),
 	CLI_HELP_ROW,
 	{ 0 },
@@ -415,14 +446,17 @@ static int parse_synproxy_args(struct cli_parser *p, int argc, char **argv,
 	const char *why;
 	int err;
 
-	synproxy_prm = (struct synproxy_params){ .mode = -1 };
+	synproxy_prm = (struct synproxy_params){ .mode = -1, .path = -1 };
 	synproxy_mode_given = false;
+	synproxy_path_given = false;
 	err = cli_parse(p, argc, argv);
 	if (err)
 		return err;
 	*prm = synproxy_prm;
 	if (synproxy_mode_given)
 		prm->mode = synproxy_mode_from_name(synproxy_modes[synproxy_mode_choice]);
+	if (synproxy_path_given)
+		prm->path = synproxy_path_choice;
 	if (optind + 1 < argc)
 		return cli_usage_error(p, "unexpected argument '%s'", argv[optind + 1]);
 	if (optind < argc)
@@ -458,7 +492,11 @@ static int synproxy_change(const struct cli_parser *p, const struct synproxy_par
 		cfg->syn_threshold = prm->threshold;
 	else if (!cfg->syn_threshold)
 		cfg->syn_threshold = SYNPROXY_DEFAULT_THRESHOLD;
-	if (synproxy_check_host(p->cmd))
+	if (prm->path >= 0)
+		cfg->path = (uint32_t)prm->path;
+	else if (before.mode == SYNPROXY_OFF)
+		cfg->path = SYNPROXY_PATH_AUTO;
+	if (synproxy_check_host(p->cmd, cfg->path))
 		return EXIT_RUNTIME;
 	synproxy_host_params(cfg);
 	return 0;
@@ -472,8 +510,10 @@ int do_synproxy(int argc, char **argv)
 		.summary = "Show or change, live, which ports get SYN cookies. PORTS is a comma list\n"
 			   "of ports and ranges (22,80,443,8000-8099) or 'all'. A SYN to such a port\n"
 			   "is answered by XDP with a cookie SYN-ACK; only a valid ACK reaches the\n"
-			   "host's listener. Needs Linux 6.9 (bpf_sk_assign_tcp_reqsk) and\n"
-			   "net.ipv4.tcp_syncookies 1 or 2 in this network namespace.",
+			   "server. Local path: the host's listener gets it (Linux 6.9,\n"
+			   "bpf_sk_assign_tcp_reqsk, and net.ipv4.tcp_syncookies 1 or 2). Translate\n"
+			   "path: isnguard opens the connection to the server itself (servers behind\n"
+			   "a gateway, older kernels) and translates it. Auto: local where it can.",
 		.options = synproxy_options,
 	};
 	static struct synproxy_params prm;
@@ -493,7 +533,7 @@ int do_synproxy(int argc, char **argv)
 	if (err) {
 		cli_error("synproxy: read %s: %s", ISN_MAP_SYNPROXY, strerror(-err));
 		err = EXIT_RUNTIME;
-	} else if (prm.spec || prm.mode >= 0 || prm.threshold) {
+	} else if (prm.spec || prm.mode >= 0 || prm.threshold || prm.path >= 0) {
 		err = synproxy_change(&p, &prm, &cfg, ports);
 		if (!err && (err = synproxy_write(config_fd, ports_fd, &cfg, ports))) {
 			cli_error("synproxy: update %s: %s", ISN_MAP_SYNPROXY, strerror(-err));

@@ -25,6 +25,7 @@ struct synproxy_request {
 	bool enabled;
 	uint32_t mode;			/* enum synproxy_mode */
 	uint32_t syn_threshold;
+	uint32_t path;			/* enum synproxy_path */
 	uint64_t ports[SYNPROXY_PORT_WORDS];
 };
 
@@ -41,10 +42,17 @@ int synproxy_parse_ports(const char *spec, uint64_t *ports, const char **why);
 /* The bitmap as a list the parser takes back; returns how many ports are set. */
 size_t synproxy_format_ports(const uint64_t *ports, char *buf, size_t len);
 
+/* "auto", "local", "translate": the --synproxy-path / --path choices, by enum synproxy_path. */
+extern const char *const synproxy_paths[];
+const char *synproxy_path_name(uint32_t path);
 /* Whether the kernel has bpf_sk_assign_tcp_reqsk. */
 bool synproxy_kernel_supported(void);
-/* The kfunc and net.ipv4.tcp_syncookies 1 or 2; else a one-line error naming the fix. */
-int synproxy_check_host(const char *what);
+/*
+ * What the path needs of the host: the local path the kfunc and
+ * net.ipv4.tcp_syncookies 1 or 2 (auto only where the kfunc exists; else
+ * it translates); else a one-line error naming the fix.
+ */
+int synproxy_check_host(const char *what, uint32_t path);
 /* The host stack's options (sysctls of this network namespace) into cfg. */
 void synproxy_host_params(struct synproxy_config *cfg);
 

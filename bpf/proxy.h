@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The translating SYN proxy, for servers isnguard cannot hand a request
+ * socket to: behind a gateway, or on a kernel without bpf_sk_assign_tcp_reqsk
+ * (as pf's `synproxy state` and netfilter's SYNPROXY with seqadj do it).
+ *
+ *   client          isnguard (XDP / tc)                      server
+ *   SYN       ->    cookie SYN-ACK (bpf/synproxy.h), no state
+ *   ACK       ->    valid cookie: the ACK becomes, in place,   -> SYN (client ISN,
+ *                   the SYN; flow entry PROXY_OPEN                 cookie's options)
+ *                   tc egress: the SYN-ACK never reaches the  <- SYN-ACK
+ *                   client; it becomes the ACK, sent back in  -> ACK
+ *                   (bpf_redirect to ingress); seq_delta = cookie - server
+ *                   ISN, ts_delta = cookie TSval - server TSval
+ *   data     <->    seq/ack, SACK, ICMP (as a rewritten flow), TSval/TSecr,
+ *                   windows where the two handshakes' scales differ
+ *
+ * Nothing is held: the client's data on the third ACK, or sent while the
+ * server's side opens, is dropped, and the client retransmits it (each such
+ * retransmission re-sends the SYN, so a lost SYN or SYN-ACK heals too).
+ * A server RST to the SYN reaches the client as a RST it accepts; a server
+ * silent for SYNPROXY_CONNECT_TIMEOUT_NS gets the client's next segment
+ * answered with a RST. Either way the entry goes. Only valid cookie ACKs
+ * create entries, in the never-evicting flow table: a SYN flood makes none.
+ */
+#ifndef ISNGUARD_BPF_PROXY_H
+#define ISNGUARD_BPF_PROXY_H
+
+#include "config.h"
+#include "cookie.h"
+#include "ctx.h"
+#include "flow.h"
+#include "parse.h"
+#include "stats.h"
+#include "synhdr.h"
+#include "synopt.h"
+#include "tcp.h"
+
+#define PROXY_TTL 64
+#define PROXY_AF_INET 2
+#define PROXY_AF_INET6 10
+#define PROXY_WSCALE_MAX 14
+#define TCP_WORD3_OFF 12	/* data offset, flags, window */
+
+/*
+ * Whether the host forwards the segment (a server behind it) rather than
+ * taking it itself: the FIB's answer for it, as the stack would route it.
+ */
+static __always_inline bool proxy_forwarded(const struct ctx *c, const struct pkt *pkt)
+{
+	struct bpf_fib_lookup fib = {};
+	const void *src, *dst;
+	struct tcphdr *th;
+	long rc;
+
+	if (tcp_addrs(c, pkt, &th, &src, &dst))
+		return false;
+	fib.l4_protocol = IPPROTO_TCP;
+	fib.sport = th->source;
+	fib.dport = th->dest;
+	fib.ifindex = ctx_ifindex(c);
+	if (pkt->family == FLOW_FAMILY_IPV4) {
+		fib.family = PROXY_AF_INET;
+		__builtin_memcpy(&fib.ipv4_src, src, 4);
+		__builtin_memcpy(&fib.ipv4_dst, dst, 4);
+	} else {
+		fib.family = PROXY_AF_INET6;
+		__builtin_memcpy(fib.ipv6_src, src, 16);
+		__builtin_memcpy(fib.ipv6_dst, dst, 16);
+	}
+	rc = bpf_fib_lookup(c->ctx, &fib, sizeof(fib), 0);
+	return rc == BPF_FIB_LKUP_RET_SUCCESS || rc == BPF_FIB_LKUP_RET_NO_NEIGH;
+}
+
+/*
+ * Writes a header isnguard built over the skb's TCP header, the skb cut or
+ * grown to end right after it; turn sends it back where it came from
+ * (addresses, ports were swapped by the caller's words, MACs here). The
+ * TCP checksum goes through bpf_l4_csum_replace, so it comes out right
+ * whatever the skb's checksum state: the field starts as ones'-complement
+ * zero, the header's sum is added as a plain change (left out of
+ * CHECKSUM_PARTIAL skbs, whose field holds the pseudo header alone), the
+ * pseudo header's sum as a pseudo-header change; a CHECKSUM_COMPLETE skb's
+ * csum then learns the field's change (bpf_csum_update, a no-op otherwise).
+ */
+static __always_inline int proxy_store(const struct ctx *c, const struct pkt *pkt, __u32 *words,
+				       __u32 tcp_len, bool turn)
+{
+	struct __sk_buff *skb = c->ctx;
+	__u32 addrs[8] = {}, addr_words, hsum, psum;
+
+	if (tcp_len > SYNHDR_MAX_WORDS * 4 ||
+	    bpf_skb_change_tail(skb, pkt->l4_off + tcp_len, 0))
+		return -1;
+	if (pkt->family == FLOW_FAMILY_IPV4) {
+		struct iphdr ip;
+		__be32 a;
+
+		if (bpf_skb_load_bytes(skb, pkt->l3_off, &ip, sizeof(ip)))
+			return -1;
+		if (turn) {
+			a = ip.saddr;
+			ip.saddr = ip.daddr;
+			ip.daddr = a;
+			ip.ttl = PROXY_TTL;
+		}
+		ip.tot_len = bpf_htons((__u16)(IPV4_HLEN_MIN + tcp_len));
+		ip.check = 0;
+		ip.check = (__u16)~csum_words((const __u32 *)&ip, IPV4_HLEN_MIN / 4, 0);
+		if (bpf_skb_store_bytes(skb, pkt->l3_off, &ip, sizeof(ip), BPF_F_RECOMPUTE_CSUM))
+			return -1;
+		addrs[0] = ip.saddr;
+		addrs[1] = ip.daddr;
+		addr_words = 2;
+	} else {
+		struct ipv6hdr ip6;
+		struct in6_addr a;
+
+		if (bpf_skb_load_bytes(skb, pkt->l3_off, &ip6, sizeof(ip6)))
+			return -1;
+		if (turn) {
+			a = ip6.saddr;
+			ip6.saddr = ip6.daddr;
+			ip6.daddr = a;
+			ip6.hop_limit = PROXY_TTL;
+		}
+		ip6.payload_len = bpf_htons((__u16)tcp_len);
+		if (bpf_skb_store_bytes(skb, pkt->l3_off, &ip6, sizeof(ip6), BPF_F_RECOMPUTE_CSUM))
+			return -1;
+		__builtin_memcpy(addrs, &ip6.saddr, 32);
+		addr_words = 8;
+	}
+	if (turn && !l3_device) {
+		__u8 macs[12], swapped[12];
+
+		if (bpf_skb_load_bytes(skb, 0, macs, sizeof(macs)))
+			return -1;
+		__builtin_memcpy(swapped, macs + 6, 6);
+		__builtin_memcpy(swapped + 6, macs, 6);
+		if (bpf_skb_store_bytes(skb, 0, swapped, sizeof(swapped), BPF_F_RECOMPUTE_CSUM))
+			return -1;
+	}
+	((__u16 *)words)[8] = 0;
+	hsum = csum_fold64(csum_words_add(words, tcp_len / 4, 0));
+	psum = csum_fold64(synhdr_pseudo_sum(addrs, addr_words, tcp_len));
+	((__u16 *)words)[8] = 0xffff;
+	if (bpf_skb_store_bytes(skb, pkt->l4_off, words, tcp_len & 0x3c, BPF_F_RECOMPUTE_CSUM) ||
+	    bpf_l4_csum_replace(skb, pkt->l4_off + TCP_CSUM_OFF, 0, hsum, 0) ||
+	    bpf_l4_csum_replace(skb, pkt->l4_off + TCP_CSUM_OFF, 0, psum, BPF_F_PSEUDO_HDR))
+		return -1;
+	bpf_csum_update(skb, ~hsum);
+	return 0;
+}
+
+/* A window of shift from as one of shift to: rounded up (as Linux aligns its own), at most 65535. */
+static __always_inline __u32 proxy_rescale(__u32 window, __u8 from, __u8 to)
+{
+	__u32 bytes = window << (from & 0xf);
+
+	to &= 0xf;
+	window = (bytes + (1U << to) - 1) >> to;
+	return window > 0xffff ? 0xffff : window;
+}
+
+/* The segment's window, told with shift from, rewritten for a reader using shift to. */
+static __always_inline int proxy_window(const struct ctx *c, const struct pkt *pkt, __u8 from,
+					__u8 to)
+{
+	__be32 old, new;
+	__u32 v;
+
+	if (from == to)
+		return 0;
+	if (ctx_load_be32(c, pkt->l4_off + TCP_WORD3_OFF, &old))
+		return -1;
+	v = bpf_ntohl(old);
+	new = bpf_htonl((v & 0xffff0000) | proxy_rescale(v & 0xffff, from, to));
+	if (new == old)
+		return 0;
+	stat_inc(STAT_PROXY_WINDOW);
+	return ctx_replace_be32(c, pkt->l4_off + TCP_WORD3_OFF, pkt->l4_off + TCP_CSUM_OFF, old,
+				new);
+}
+
+/* Offset of the segment's TSval, 0 when it has none: the aligned layout read directly. */
+static __always_inline __u32 proxy_ts_off(const struct ctx *c, const struct pkt *pkt)
+{
+	struct syn_opts so;
+	__be32 first;
+
+	if (pkt->tcp_hlen < TCP_HLEN_MIN + 12)
+		return 0;
+	if (!ctx_load_be32(c, pkt->l4_off + TCP_HLEN_MIN, &first) &&
+	    first == bpf_htonl(SYNOPT_TS_ALIGNED))
+		return pkt->l4_off + TCP_HLEN_MIN + 4;
+	synopt_walk(c, pkt, &so);
+	return so.has_ts ? so.ts_off : 0;
+}
+
+/*
+ * The server's segment on its way to the client (seq is done by the
+ * caller): TSval into the cookie's timestamp space, the window into the
+ * scale the client was told.
+ */
+static __always_inline int proxy_egress(const struct ctx *c, const struct pkt *pkt,
+					const struct flow_state *st)
+{
+	__u32 off;
+
+	if (st->flags & FLOW_F_PROXY_TS) {
+		off = proxy_ts_off(c, pkt);
+		if (off && tcp_shift_field(c, pkt, off, st->ts_delta))
+			return -1;
+	}
+	return proxy_window(c, pkt, st->wscale_host, st->wscale_wire);
+}
+
+/* The client's segment on its way to the server (ack and SACK done by the caller). */
+static __always_inline int proxy_ingress(const struct ctx *c, const struct pkt *pkt,
+					 const struct flow_state *st)
+{
+	__u32 off;
+
+	if (st->flags & FLOW_F_PROXY_TS) {
+		off = proxy_ts_off(c, pkt);
+		if (off && tcp_shift_field(c, pkt, off + 4, -st->ts_delta))
+			return -1;
+	}
+	return proxy_window(c, pkt, st->peer_wscale_wire, st->peer_wscale_host);
+}
+
+/*
+ * The translation of a proxied flow's segment, either way (after seq, ack
+ * and SACK). Global functions: verified once on their own, not at every
+ * path of the programs they are called from, which would pass the
+ * verifier's limit. A NULL argument cannot come from the callers.
+ */
+__noinline int proxy_translate_xdp(struct xdp_md *xdp, const struct pkt *pkt,
+				   struct flow_state *st, int egress)
+{
+	struct ctx c = { .ctx = xdp, .kind = CTX_XDP };
+	struct pkt p;
+
+	if (!pkt || !st)
+		return -1;
+	p = *pkt;	/* on this stack, the verifier ties its loads together */
+	return egress ? proxy_egress(&c, &p, st) : proxy_ingress(&c, &p, st);
+}
+
+__noinline int proxy_translate_skb(struct __sk_buff *skb, const struct pkt *pkt,
+				   struct flow_state *st, int egress __maybe_unused)
+{
+	struct ctx c = { .ctx = skb, .kind = CTX_SKB };
+	struct pkt p;
+
+	if (!pkt || !st)
+		return -1;
+	p = *pkt;
+	return proxy_egress(&c, &p, st);
+}
+
+/*
+ * The callee gets a copy: the verifier forgets what it knew of any stack
+ * memory a global function was handed, and the caller reads *pkt again.
+ */
+static __always_inline int proxy_translate(const struct ctx *c, const struct pkt *pkt,
+					   struct flow_state *st, bool egress)
+{
+	struct pkt copy = *pkt;
+
+	if (c->kind == CTX_XDP)
+		return proxy_translate_xdp(c->ctx, &copy, st, egress);
+	/* tc ingress runs in a global function already (datapath_ingress_skb): a third frame won't fit. */
+	if (!egress)
+		return proxy_ingress(c, pkt, st);
+	return proxy_translate_skb(c->ctx, &copy, st, egress);
+}
+
+/*
+ * Before translating a client segment of a proxied flow: 0 to translate,
+ * else the decision. While the server has not answered, the segment is
+ * the SYN proxy's (tc: STAT_PROXY_OPENING). isnguard's own ACK to the
+ * server's SYN-ACK comes in through the ingress hooks already in the
+ * server's space: it passes untouched, once.
+ */
+static __always_inline int proxy_ingress_check(const struct ctx *c, const struct pkt *pkt,
+					       struct flow_state *st)
+{
+	__be32 seq, ack;
+
+	if (st->flags & FLOW_F_PROXY_OPEN)
+		return STAT_PROXY_OPENING;
+	if (!(st->flags & FLOW_F_PROXY_ACK) ||
+	    (pkt->tcp_flags & (TCPF_SYN | TCPF_RST | TCPF_FIN | TCPF_ACK)) != TCPF_ACK ||
+	    ctx_load_be32(c, pkt->l4_off + TCP_SEQ_OFF, &seq) ||
+	    ctx_load_be32(c, pkt->l4_off + TCP_ACK_OFF, &ack) ||
+	    bpf_ntohl(seq) != st->host_ack || bpf_ntohl(ack) != st->host_isn + 1)
+		return 0;
+	__sync_fetch_and_and(&st->flags, ~FLOW_F_PROXY_ACK);
+	return STAT_PROXY_INJECTED;
+}
+
+/*
+ * XDP, a SYN to a server behind this host: whether a connection lives on
+ * its tuple (the server answers it, as the stack would a local socket's).
+ * An entry of a closed connection goes, so the SYN opens a new one.
+ */
+__noinline bool proxy_tuple_busy_key(const struct flow_key *fk)
+{
+	struct flow_state *st;
+	bool opening;
+
+	if (!fk)
+		return false;
+	st = flow_lookup(fk, &opening);
+	if (!st)
+		return false;
+	if (flow_phase_of(st->flags) != FLOW_PHASE_CLOSED)
+		return true;
+	if (!bpf_map_delete_elem(FLOW_MAP(opening), fk)) {
+		if (!opening)
+			flow_count_add(-1);
+		stat_inc(STAT_FLOW_REMOVED);
+	}
+	return false;
+}
+
+static __always_inline bool proxy_tuple_busy(const struct ctx *c, const struct pkt *pkt)
+{
+	struct flow_key fk;
+
+	return !tcp_flow_key(c, pkt, false, &fk) && proxy_tuple_busy_key(&fk);
+}
+
+/* Removes a proxied flow's entry (the connection failed to open). */
+static __always_inline void proxy_flow_remove(const struct flow_key *fk)
+{
+	if (!bpf_map_delete_elem(&isn_flows, fk)) {
+		flow_count_add(-1);
+		stat_inc(STAT_FLOW_REMOVED);
+	}
+}
+
+/* What a valid cookie ACK tells the proxy: the cookie's options, the ACK's timestamps. */
+struct proxy_req {
+	struct cookie_opts opts;
+	__u32 tsval;
+	__u32 tsecr;		/* the cookie SYN-ACK's TSval, echoed */
+	bool has_ts;
+	__u8 rcv_wscale;	/* the shift the cookie SYN-ACK announced */
+	bool listener;		/* a local listener has the port */
+	__u8 pad;
+};
+
+/*
+ * A valid cookie ACK (cookie_check passed with req's options) turned
+ * into the SYN to the server, in place (tc). The first one makes the flow
+ * entry; a client retransmission while the server has not answered sends
+ * the SYN again, until SYNPROXY_CONNECT_TIMEOUT_NS, when the client gets a
+ * RST instead (STAT_PROXY_TIMEOUT: the caller redirects).
+ */
+__noinline int proxy_open(struct __sk_buff *skb, const struct pkt *pkt_arg,
+			  const struct proxy_req *req)
+{
+	struct ctx cs = { .ctx = skb, .kind = CTX_SKB }, *c = &cs;
+	__u32 words[SYNHDR_MAX_WORDS] = {}, seq, ack, len, window;
+	const struct cookie_opts *opts;
+	struct pkt p, *pkt = &p;
+	struct flow_state *st;
+	struct synhdr h = {};
+	struct flow_key key, *fk = &key;
+	struct tcphdr *th;
+	__u8 peer_shift;
+	__u64 now;
+
+	if (!pkt_arg || !req)
+		return STAT_DROP_ERROR;
+	p = *pkt_arg;	/* on this stack, the verifier ties its loads together */
+	opts = &req->opts;
+	peer_shift = opts->wscale_ok ? opts->wscale : 0;
+	if (tcp_flow_key(c, pkt, false, fk))
+		return STAT_PASS_TRUNCATED;
+	st = bpf_map_lookup_elem(&isn_flows, fk);
+	now = bpf_ktime_get_coarse_ns();
+	th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
+	if (!th)
+		return STAT_PASS_TRUNCATED;
+	seq = bpf_ntohl(th->seq);
+	ack = bpf_ntohl(th->ack_seq);
+	window = bpf_ntohs(th->window);
+	if (peer_shift > PROXY_WSCALE_MAX)
+		peer_shift = PROXY_WSCALE_MAX;
+
+	if (st && !(st->flags & FLOW_F_PROXY_OPEN))
+		return STAT_DROP_ERROR;	/* the caller saw it opening; the server answered since */
+	if (st && (__s64)(now - st->created_ns) > (__s64)SYNPROXY_CONNECT_TIMEOUT_NS) {
+		/* The server never answered: the client gets a RST at the seq it expects. */
+		h.source = th->dest;
+		h.dest = th->source;
+		h.seq = ack;
+		h.flags = TCPF_RST;
+		len = synhdr_words(words, &h);
+		proxy_flow_remove(fk);
+		if (proxy_store(c, pkt, words, len, true))
+			return STAT_DROP_ERROR;
+		bpf_redirect(ctx_ifindex(c), 0);
+		return STAT_PROXY_TIMEOUT;
+	}
+	if (!st) {
+		struct flow_state fresh = {
+			.wire_isn = ack - 1,
+			/* What the server will ack; the seq of the ACK isnguard sends it. */
+			.host_ack = seq,
+			.flags = FLOW_F_PROXIED | FLOW_F_PROXY_OPEN | FLOW_F_PASSIVE_OPEN |
+				 FLOW_F_HOST_ACKED | (req->has_ts ? FLOW_F_PROXY_TS : 0),
+			.hash = ISN_HASH_SIPHASH,
+			/* The cookie's TSval until the server's SYN-ACK gives the delta. */
+			.ts_delta = req->tsecr,
+			.peer_tsval = req->tsval,
+			.peer_window = (__u16)window,
+			.wscale_wire = opts->wscale_ok ? req->rcv_wscale : 0,
+			.peer_wscale_wire = peer_shift,
+			.created_ns = now,
+			.last_seen_ns = now,
+		};
+
+		if (flow_table_full())
+			return STAT_PROXY_TABLE_FULL;
+		if (bpf_map_update_elem(&isn_flows, fk, &fresh, BPF_NOEXIST))
+			return STAT_DROP_ERROR;
+		flow_count_add(1);
+		flow_sweeper_ensure();
+		stat_inc(STAT_FLOW_CREATED);
+	} else {
+		st->peer_tsval = req->tsval;
+		st->peer_window = (__u16)window;
+		st->last_seen_ns = now;
+	}
+
+	h.source = th->source;
+	h.dest = th->dest;
+	h.seq = seq - 1;
+	/* A SYN's window is never scaled (RFC 7323 2.2). */
+	h.window = (__u16)proxy_rescale(window, peer_shift, 0);
+	h.mss = opts->mss;
+	h.flags = TCPF_SYN | (opts->ecn_ok ? TCPF_ECE | TCPF_CWR : 0);
+	h.sack_ok = opts->sack_ok;
+	h.ts = req->has_ts;
+	h.tsval = req->tsval;
+	h.wscale_ok = opts->wscale_ok;
+	h.wscale = peer_shift;
+	len = synhdr_words(words, &h);
+	if (proxy_store(c, pkt, words, len, false))
+		return STAT_DROP_ERROR;
+	return STAT_PROXY_SYN;
+}
+
+/*
+ * tc egress: the server's SYN-ACK to isnguard's SYN. It fixes the flow's
+ * deltas and window shifts (the first one), and becomes the ACK that
+ * completes the server's handshake, redirected to the ingress: the client
+ * never sees it. A retransmitted SYN-ACK (that ACK was lost) is answered
+ * the same way.
+ */
+__noinline int proxy_server_synack(struct __sk_buff *skb, const struct pkt *pkt_arg,
+				   struct flow_state *st)
+{
+	struct pkt p, *pkt = &p;
+	__u32 words[SYNHDR_MAX_WORDS] = {}, isn, len, peer_window;
+	struct ctx cs = { .ctx = skb, .kind = CTX_SKB }, *c = &cs;
+	struct synhdr h = {};
+	struct syn_opts so;
+	struct tcphdr *th;
+
+	if (!pkt_arg || !st)
+		return STAT_DROP_ERROR;
+	p = *pkt_arg;	/* on this stack, the verifier ties its loads together */
+	th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
+	if (!th)
+		return STAT_PASS_TRUNCATED;
+	if ((pkt->tcp_flags & (TCPF_SYN | TCPF_ACK | TCPF_RST | TCPF_FIN)) != (TCPF_SYN | TCPF_ACK) ||
+	    bpf_ntohl(th->ack_seq) != st->host_ack)
+		return STAT_DROP_ERROR;	/* not an answer to isnguard's SYN: never the client's */
+	isn = bpf_ntohl(th->seq);
+	synopt_parse(c, pkt, &so);
+	if (st->flags & FLOW_F_PROXY_OPEN) {
+		bool scaled = st->wscale_wire || st->peer_wscale_wire;
+
+		st->host_isn = isn;
+		st->seq_delta = st->wire_isn - isn;
+		if ((st->flags & FLOW_F_PROXY_TS) && so.has_ts)
+			st->ts_delta -= so.tsval;
+		else
+			__sync_fetch_and_and(&st->flags, ~FLOW_F_PROXY_TS);
+		/* The server scales only when both SYNs carried the option. */
+		if (scaled && so.has_wscale) {
+			st->wscale_host = so.wscale > PROXY_WSCALE_MAX ? PROXY_WSCALE_MAX : so.wscale;
+			st->peer_wscale_host = st->peer_wscale_wire;
+		}
+		__sync_fetch_and_or(&st->flags, FLOW_F_ESTABLISHED | FLOW_F_PROXY_ACK);
+		__sync_fetch_and_and(&st->flags, ~FLOW_F_PROXY_OPEN);
+	} else if (isn != st->host_isn) {
+		return STAT_DROP_ERROR;
+	}
+	/* The client's window as of its cookie ACK, in the server's scale. */
+	peer_window = proxy_rescale(st->peer_window, st->peer_wscale_wire, st->peer_wscale_host);
+	h.source = th->dest;
+	h.dest = th->source;
+	h.seq = st->host_ack;
+	h.ack = isn + 1;
+	h.window = (__u16)peer_window;
+	h.flags = TCPF_ACK;
+	h.ts = (st->flags & FLOW_F_PROXY_TS) && so.has_ts;
+	h.tsval = st->peer_tsval;
+	h.tsecr = so.tsval;
+	len = synhdr_words(words, &h);
+	if (proxy_store(c, pkt, words, len, true))
+		return STAT_DROP_ERROR;
+	bpf_redirect(ctx_ifindex(c), BPF_F_INGRESS);
+	return STAT_PROXY_SYNACK;
+}
+
+/*
+ * tc egress, a proxied flow whose server has not answered: its RST (the
+ * port is closed) goes to the client at the seq the client expects, and
+ * the entry goes; anything else is not for the client.
+ */
+static __always_inline int proxy_server_refused(const struct ctx *c, const struct pkt *pkt,
+						const struct flow_key *fk, struct flow_state *st)
+{
+	__be32 seq;
+
+	if (!(pkt->tcp_flags & TCPF_RST) || ctx_load_be32(c, pkt->l4_off + TCP_SEQ_OFF, &seq) ||
+	    ctx_replace_be32(c, pkt->l4_off + TCP_SEQ_OFF, pkt->l4_off + TCP_CSUM_OFF, seq,
+			     bpf_htonl(st->wire_isn + 1)))
+		return STAT_DROP_ERROR;
+	proxy_flow_remove(fk);
+	return STAT_PROXY_REFUSED;
+}
+
+#endif /* ISNGUARD_BPF_PROXY_H */

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * TCP headers isnguard writes itself, as 32-bit words: the cookie SYN-ACK
+ * (bpf/synproxy.h), and the SYN, ACK and RST of the translating proxy
+ * (bpf/proxy.h). Options follow Linux's layout: MSS; SACK-permitted and
+ * timestamps (or NOP, NOP, timestamps; or NOP, NOP, SACK-permitted); NOP
+ * and window scale. Checksums are RFC 1071 sums over those words.
+ */
+#ifndef ISNGUARD_BPF_SYNHDR_H
+#define ISNGUARD_BPF_SYNHDR_H
+
+#include "csum.h"
+#include "synopt.h"
+
+/* The longest header written: 20 bytes, MSS, SACK-permitted + timestamps, window scale. */
+#define SYNHDR_MAX_WORDS 10
+#define TCPF_ECE 0x40
+#define TCPF_CWR 0x80
+
+/* What one header carries; zero fields are options left out. */
+struct synhdr {
+	__be16 source;
+	__be16 dest;
+	__u32 seq;
+	__u32 ack;
+	__u16 window;
+	__u16 mss;		/* 0: no MSS option */
+	__u8 flags;		/* TCPF_* */
+	bool sack_ok;
+	bool ts;
+	bool wscale_ok;
+	__u8 wscale;
+	__u32 tsval;
+	__u32 tsecr;
+};
+
+/* The header's words, checksum 0; returns its length in bytes. */
+static __always_inline __u32 synhdr_words(__u32 *w, const struct synhdr *h)
+{
+	__u8 *b = (__u8 *)w;
+	__u32 n = 5;
+
+	__builtin_memcpy(&b[0], &h->source, 2);
+	__builtin_memcpy(&b[2], &h->dest, 2);
+	w[1] = bpf_htonl(h->seq);
+	w[2] = bpf_htonl(h->ack);
+	w[4] = 0;
+	if (h->mss)
+		w[n++] = bpf_htonl(SYNOPT_MSS << 24 | SYNOPT_LEN_MSS << 16 | h->mss);
+	if (h->ts) {
+		w[n++] = bpf_htonl((h->sack_ok ? (SYNOPT_SACK_PERM << 24 | SYNOPT_LEN_SACK_PERM << 16)
+					       : (SYNOPT_NOP << 24 | SYNOPT_NOP << 16)) |
+				   SYNOPT_TIMESTAMP << 8 | SYNOPT_LEN_TIMESTAMP);
+		w[n++] = bpf_htonl(h->tsval);
+		w[n++] = bpf_htonl(h->tsecr);
+	} else if (h->sack_ok) {
+		w[n++] = bpf_htonl(SYNOPT_NOP << 24 | SYNOPT_NOP << 16 | SYNOPT_SACK_PERM << 8 |
+				   SYNOPT_LEN_SACK_PERM);
+	}
+	if (h->wscale_ok)
+		w[n++] = bpf_htonl(SYNOPT_NOP << 24 | SYNOPT_WSCALE << 16 | SYNOPT_LEN_WSCALE << 8 |
+				   h->wscale);
+	b[12] = (__u8)(n << 4);
+	b[13] = h->flags;
+	b[14] = (__u8)(h->window >> 8);
+	b[15] = (__u8)h->window;
+	return n * 4;
+}
+
+/* Ones'-complement sum of n 32-bit words, in memory order, added to sum, not folded. */
+static __always_inline __u64 csum_words_add(const __u32 *w, __u32 n, __u64 sum)
+{
+#pragma unroll
+	for (__u32 i = 0; i < SYNHDR_MAX_WORDS; i++)
+		if (i < n)
+			sum += w[i];
+	return sum;
+}
+
+/* A 64-bit sum of 32-bit words folded to 32 bits, end-around carries kept. */
+static __always_inline __u32 csum_fold64(__u64 sum)
+{
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	return (__u32)sum;
+}
+
+/* The same folded to 16 bits (RFC 1071). */
+static __always_inline __u16 csum_words(const __u32 *w, __u32 n, __u64 sum)
+{
+	return csum_fold32(csum_fold64(csum_words_add(w, n, sum)));
+}
+
+/* The pseudo header's sum (RFC 9293 3.1, RFC 8200 8.1): addresses, protocol, TCP length. */
+static __always_inline __u64 synhdr_pseudo_sum(const __u32 *addrs, __u32 addr_words,
+					       __u32 tcp_len)
+{
+	__u64 sum = (__u32)bpf_htons(IPPROTO_TCP) + (__u32)bpf_htons((__u16)tcp_len);
+
+#pragma unroll
+	for (__u32 i = 0; i < 8; i++)
+		if (i < addr_words)
+			sum += addrs[i];
+	return sum;
+}
+
+/* The TCP checksum of the words over the pseudo header (addrs: IP source, then destination). */
+static __always_inline __u16 synhdr_csum(const __u32 *words, __u32 tcp_len,
+					 const __u32 *addrs, __u32 addr_words)
+{
+	return (__u16)~csum_words(words, tcp_len / 4, synhdr_pseudo_sum(addrs, addr_words, tcp_len));
+}
+
+#endif /* ISNGUARD_BPF_SYNHDR_H */
