@@ -162,6 +162,7 @@ topo_down() {
 	BG_PIDS=()
 	ns=${ISNG_NS:-$NS_A}
 	if [ -n "$ISNG_USED" ] && ! is_baseline && [ -n "$ns" ] && [ -e "/run/netns/$ns" ]; then
+		isng_log_counters 2>/dev/null	# where a failed test left them
 		isng detach "${ISNG_IF:-$IF_A}" >/dev/null 2>&1
 	fi
 	for ns in "$NS_A" "$NS_M" "$NS_B"; do
@@ -381,6 +382,16 @@ json_num() { # KEY < JSON
 
 isng_counter() { # NAME
 	isng stats --json | json_num "$1"
+}
+
+# The counters that are not 0, on one line: what the datapath did, for the log.
+isng_log_counters() {
+	local counters
+	is_baseline && return 0
+	counters=$(isng stats --json 2>/dev/null | tr -d ' \n{}"' | tr ',' '\n' |
+		sed 's/^counters://' | grep -v ':0$' | tr '\n' ' ')
+	[ -n "$counters" ] && log "counters: $counters"
+	return 0
 }
 
 # F of RFC 6528 for the tuple, from the reference (`isnguard isn`).
