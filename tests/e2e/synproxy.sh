@@ -140,7 +140,7 @@ check_synproxy_transfer() { # FAMILY TIMESTAMPS(0|1) SACK(0|1) WSCALE8(0|1) [A_R
 	[ -n "$a_rmem" ] && in_ns "$NS_A" sysctl -qw net.ipv4.tcp_rmem="$a_rmem"
 	# tcpdump's tcp[] offsets are IPv4-only: capture the port, read the SYNs out.
 	capture_start "$NS_B" "$IF_B" "tcp port $SP_PORT" "$E2E_WORK/b.pcap"
-	[ "$SP_PATH" = translate ] && capture_start "$NS_A" "$IF_A" "tcp port $SP_PORT" "$E2E_WORK/a.pcap"
+	[ "$SP_PATH" = translate ] && sp_capture_host_handshake "$E2E_WORK/a.pcap"
 	transfer "$NS_A" "$NS_B" "$(ep "$fam" "$a" $SP_PORT)" 20M 60
 	bg_wait client
 	bg_wait server
@@ -179,7 +179,29 @@ sp_first_line() { # PCAP SRC WHAT
 		from == src && index($0, ENVIRON["WHAT"]) { print; exit }'
 }
 
-# The translate path on the server's side (a0): A's first SYN carries the
+# The SYNs and SYN-ACKs of $SP_PORT as A's stack takes and sends them, into
+# FILE: netfilter's view (NFLOG), not a0's, whose capture tap sees the
+# cookie ACK before tc ingress (with isnguard on a0) turns it into the SYN,
+# and A's SYN-ACK after tc egress turned it into the ACK back in. Each
+# message is sent at once (queue-threshold 1), not held up to a second.
+sp_capture_host_handshake() { # FILE
+	require_cmd nft
+	in_ns "$NS_A" nft -f - <<-EOF || fail "nft log rules in $NS_A"
+	table inet isng_e2e_seen {
+		chain prerouting {
+			type filter hook prerouting priority 0; policy accept;
+			tcp dport $SP_PORT tcp flags & syn == syn counter log group 7 queue-threshold 1
+		}
+		chain output {
+			type filter hook output priority 0; policy accept;
+			tcp sport $SP_PORT tcp flags & syn == syn counter log group 7 queue-threshold 1
+		}
+	}
+	EOF
+	capture_start "$NS_A" nflog:7 "" "$1"
+}
+
+# The translate path on the server's side (A's stack): A's first SYN carries the
 # client's ISN and the options the client offered, and comes only after the
 # client's ACK completed the cookie handshake (at b0; one clock, one
 # machine). With A_RMEM, A's window shift differs from the one the cookie
@@ -196,8 +218,8 @@ sp_check_server_side() { # FAMILY TIMESTAMPS SACK A_RMEM
 	log "client SYN at b0: $client_syn"
 	log "cookie SYN-ACK at b0: $cookie"
 	log "client ACK at b0: $client_ack"
-	log "SYN at a0: $server_syn"
-	log "A's SYN-ACK at a0: $server_synack"
+	log "SYN A's stack took: $server_syn"
+	log "SYN-ACK A's stack sent: $server_synack"
 	[ -n "$server_syn" ] || fail "no SYN reached A"
 	[ -n "$client_ack" ] || fail "no ACK from the client in the capture on b0"
 	assert_eq "$(sp_field "$server_syn" seq)" "$(sp_field "$client_syn" seq)" \
@@ -219,7 +241,7 @@ sp_check_server_side() { # FAMILY TIMESTAMPS SACK A_RMEM
 	log "ok: the SYN to A carries the client's SACK ($sack) and timestamps ($tstamps)"
 	[ -n "$a_rmem" ] || return 0
 	host_ws=$(sp_field "$server_synack" wscale) wire_ws=$(sp_field "$cookie" wscale)
-	[ -n "$server_synack" ] || fail "no SYN-ACK from A in the capture on $IF_A"
+	[ -n "$server_synack" ] || fail "no SYN-ACK from A's stack in the capture"
 	[ "${host_ws:-none}" != "${wire_ws:-none}" ] ||
 		fail "precondition: A's window shift (${host_ws:-none}) equals the cookie SYN-ACK's; set another A_RMEM"
 	log "ok: A's window shift ${host_ws:-none}, the cookie SYN-ACK's ${wire_ws:-none}"
