@@ -185,10 +185,11 @@ check_synproxy_transfer_with_loss() {
 # needs the translate path
 test_gateway_synproxy_transfer_with_loss_ipv4() { gw_sp check_synproxy_transfer_with_loss; }
 
-# No listener on A's port: A answers the SYN M sends it with a RST, and the
-# client, whose side the cookie handshake opened, is reset (it connected,
-# then its first read fails). No flow is left for the connection.
-# needs the translate path
+# No listener on A's port. On the gateway: A answers the SYN M sends it
+# with a RST, and the client, whose side the cookie handshake opened, is
+# reset. On A itself the datapath sees that no socket listens, and A's
+# stack refuses the SYN as without isnguard. No flow is left for the
+# connection. needs the translate path
 check_synproxy_server_refuses() { # FAMILY
 	local fam=$1 a b out refused
 	a=$(addr_of A "$fam") b=$(addr_of B "$fam")
@@ -216,8 +217,14 @@ except socket.timeout:
 	[[ "$out" == *reset* || "$out" == *refused* ]] ||
 		fail "client: expected ECONNRESET or ECONNREFUSED, actual: $out"
 	log "ok: the client was $(tail -n 1 "$E2E_WORK/client.out")"
-	refused=$(isng_counter proxy_server_refused)
-	assert_ge "$refused" 1 "proxy_server_refused"
+	if [ "$SP_WHERE" = gateway ]; then
+		refused=$(isng_counter proxy_server_refused)
+		assert_ge "$refused" 1 "proxy_server_refused"
+	else
+		assert_eq "$(tail -n 1 "$E2E_WORK/client.out")" refused "the client's connect on A's closed port"
+		assert_ge "$(isng_counter syn_no_listener)" 1 "syn_no_listener"
+		assert_eq "$(isng_counter cookie_sent)" 0 "cookie_sent for a port nothing listens on"
+	fi
 	isng flows --json >"$E2E_WORK/flows.json" || fail "isng flows --json"
 	grep -F -e "\"$(ep "$fam" "$b" $CPORT)\"" "$E2E_WORK/flows.json" &&
 		fail "a flow is left for $(ep "$fam" "$b" $CPORT): $(cat "$E2E_WORK/flows.json")"
@@ -252,6 +259,6 @@ test_synproxy_translate_path_flood_while_1000_connections_succeed() {
 	host_translate test_synproxy_flood_while_1000_connections_succeed
 }
 # needs the translate path
-test_synproxy_translate_path_server_refuses_client_is_reset_ipv4() {
+test_synproxy_translate_path_closed_port_is_refused_ipv4() {
 	host_translate check_synproxy_server_refuses 4
 }
