@@ -166,6 +166,19 @@ static void peer_spec(struct pkt_spec *s, uint16_t lport, uint8_t flags, uint32_
 	s->window = 1000;
 }
 
+/* A full-sized data segment of the host, timestamps as Linux lays them out. */
+static void host_data_spec(struct pkt_spec *s, uint16_t lport)
+{
+	static const uint8_t payload[1400];
+
+	host_spec(s, lport, TH_ACK | TH_PSH, HOST_ISN + 1 + 100000);
+	pkt_opt_nop(s);
+	pkt_opt_nop(s);
+	pkt_opt_timestamp(s, 7, 8);
+	s->payload = payload;
+	s->payload_len = sizeof(payload);
+}
+
 static void syn_options(struct pkt_spec *s)
 {
 	pkt_opt_mss(s, 1460);
@@ -291,7 +304,6 @@ static void frame_case(struct bench *b, const char *name, const char *what,
 
 static int add_datapath_cases(struct bench *b)
 {
-	static const uint8_t payload[1400];
 	const uint32_t sack[3][2] = { { 1000, 2448 }, { 5000, 6448 }, { 9000, 10448 } };
 	struct isnguard *dp = b->dp;
 	struct isn_key key;
@@ -357,21 +369,11 @@ static int add_datapath_cases(struct bench *b)
 	frame_case(b, "xdp_untracked", "XDP ingress: TCP of no flow (lookup miss)",
 		   dp->progs.isnguard_xdp, &s);
 
-	host_spec(&s, 50000, TH_ACK | TH_PSH, HOST_ISN + 1 + 100000);
-	pkt_opt_nop(&s);
-	pkt_opt_nop(&s);
-	pkt_opt_timestamp(&s, 7, 8);
-	s.payload = payload;
-	s.payload_len = sizeof(payload);
+	host_data_spec(&s, 50000);
 	frame_case(b, "tc_egress_data", "tc egress: established data (seq += delta)",
 		   dp->progs.isnguard_tc_egress, &s);
 
-	host_spec(&s, 50010, TH_ACK | TH_PSH, HOST_ISN + 1 + 100000);
-	pkt_opt_nop(&s);
-	pkt_opt_nop(&s);
-	pkt_opt_timestamp(&s, 7, 8);
-	s.payload = payload;
-	s.payload_len = sizeof(payload);
+	host_data_spec(&s, 50010);
 	frame_case(b, "tc_egress_data_proxied",
 		   "tc egress: proxied flow data (+ TSval, window)",
 		   dp->progs.isnguard_tc_egress, &s);
