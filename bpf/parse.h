@@ -274,4 +274,21 @@ static __always_inline int parse_packet(const struct ctx *c, struct pkt *pkt, bo
 	return err;
 }
 
+/*
+ * The IP header alone before TCP: no IPv4 options, no IPv6 extension
+ * headers, not a fragment (a first fragment parses, but only the whole
+ * segment is the sender's). The SYN proxy builds its answers only from
+ * such segments: the SYN-ACK, the SYN and ACK of the translating proxy.
+ */
+static __always_inline bool parse_plain_ip(const struct ctx *c, const struct pkt *pkt)
+{
+	struct iphdr *ip;
+
+	if (pkt->family == FLOW_FAMILY_IPV6)
+		return pkt->l4_off == pkt->l3_off + IPV6_HLEN;
+	ip = ctx_ptr(c, pkt->l3_off, IPV4_HLEN_MIN);
+	return ip && pkt->l4_off == pkt->l3_off + IPV4_HLEN_MIN &&
+	       !(ip->frag_off & bpf_htons(IP_MF | IP_OFFSET));
+}
+
 #endif /* ISNGUARD_BPF_PARSE_H */

@@ -89,7 +89,7 @@ static __always_inline int proxy_store(const struct ctx *c, const struct pkt *pk
 	struct __sk_buff *skb = c->ctx;
 	__u32 addrs[8] = {}, addr_words, hsum, psum;
 
-	if (tcp_len > SYNHDR_MAX_WORDS * 4 ||
+	if (tcp_len > SYNHDR_MAX_WORDS * 4 || !parse_plain_ip(c, pkt) ||
 	    bpf_skb_change_tail(skb, pkt->l4_off + tcp_len, 0))
 		return -1;
 	if (pkt->family == FLOW_FAMILY_IPV4) {
@@ -385,6 +385,8 @@ __noinline int proxy_open(struct __sk_buff *skb, const struct pkt *pkt_arg,
 	th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
 	if (!th)
 		return STAT_PASS_TRUNCATED;
+	if (!parse_plain_ip(c, pkt))
+		return STAT_DROP_ERROR;	/* before any entry is made */
 	seq = bpf_ntohl(th->seq);
 	ack = bpf_ntohl(th->ack_seq);
 	window = bpf_ntohs(th->window);

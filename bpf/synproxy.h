@@ -351,22 +351,6 @@ static __always_inline int synproxy_reply(const struct ctx *c, const struct pkt 
 }
 
 /*
- * The IP header alone before TCP, as the SYN-ACK is built: no IPv4 options,
- * no IPv6 extension headers, not a fragment (a first fragment parses, but
- * only the reassembled SYN is the client's).
- */
-static __always_inline bool synproxy_plain_ip(const struct ctx *c, const struct pkt *pkt)
-{
-	struct iphdr *iph;
-
-	if (pkt->family == FLOW_FAMILY_IPV6)
-		return pkt->l4_off == pkt->l3_off + IPV6_HLEN;
-	iph = ctx_ptr(c, pkt->l3_off, IPV4_HLEN_MIN);
-	return iph && pkt->l4_off == pkt->l3_off + IPV4_HLEN_MIN &&
-	       !(iph->frag_off & bpf_htons(IP_MF | IP_OFFSET));
-}
-
-/*
  * XDP: a SYN (no ACK). Returns the decision, STAT_COOKIE_SENT meaning
  * XDP_TX, or SYNPROXY_NOT_MINE when the SYN proxy does not guard its port.
  */
@@ -396,7 +380,7 @@ static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *p
 	 * SYN, and one buffer (a SYN spread over fragments carries more data
 	 * than a SYN-ACK can be cut down from in place).
 	 */
-	if (pkt->tcp_flags & (TCPF_FIN | TCPF_RST) || !synproxy_plain_ip(c, pkt) ||
+	if (pkt->tcp_flags & (TCPF_FIN | TCPF_RST) || !parse_plain_ip(c, pkt) ||
 	    bpf_xdp_get_buff_len(c->ctx) != (__u64)(ctx_data_end(c) - ctx_data(c)))
 		return STAT_SYN_UNANSWERABLE;
 	synopt_parse(c, pkt, &so);

@@ -166,6 +166,19 @@ static void peer_spec(struct pkt_spec *s, uint16_t lport, uint8_t flags, uint32_
 	s->window = 1000;
 }
 
+/* A full-sized data segment of the host, timestamps as Linux lays them out. */
+static void host_data_spec(struct pkt_spec *s, uint16_t lport)
+{
+	static const uint8_t payload[1400];
+
+	host_spec(s, lport, TH_ACK | TH_PSH, HOST_ISN + 1 + 100000);
+	pkt_opt_nop(s);
+	pkt_opt_nop(s);
+	pkt_opt_timestamp(s, 7, 8);
+	s->payload = payload;
+	s->payload_len = sizeof(payload);
+}
+
 static void syn_options(struct pkt_spec *s)
 {
 	pkt_opt_mss(s, 1460);
@@ -232,6 +245,35 @@ static int open_bench_flow(struct isnguard *dp, uint16_t lport, uint32_t *wire_i
 	return bpf_map_lookup_elem(bpf_map__fd(dp->maps.isn_flows), &fk, &st) ? -errno : 0;
 }
 
+/*
+ * A connection of the translating SYN proxy, as its handshake leaves it
+ * (tests/test_synproxy.c walks that handshake): seq and timestamp deltas,
+ * and a server whose window shift (2) differs from the one the client was
+ * told (7), so every window it sends is rewritten.
+ */
+static int plant_proxied_flow(struct isnguard *dp, uint16_t lport)
+{
+	struct flow_state st = {
+		.seq_delta = 0x12345678,
+		.host_isn = HOST_ISN,
+		.wire_isn = HOST_ISN + 0x12345678,
+		.flags = FLOW_F_PROXIED | FLOW_F_PASSIVE_OPEN | FLOW_F_ESTABLISHED |
+			 FLOW_F_HOST_ACKED | FLOW_F_PROXY_TS,
+		.host_ack = 0x20000000,
+		.ts_delta = 0x5000,
+		.wscale_host = 2,
+		.wscale_wire = 7,
+		.peer_wscale_wire = 7,
+		.peer_wscale_host = 7,
+	};
+	struct flow_key fk;
+	struct pkt_spec s;
+
+	host_spec(&s, lport, TH_ACK, HOST_ISN);
+	flow_of(&s, &fk);
+	return bpf_map_update_elem(bpf_map__fd(dp->maps.isn_flows), &fk, &st, BPF_ANY) ? -errno : 0;
+}
+
 /* The bench flow in the floor program's table, with the datapath's delta. */
 static int set_floor_flow(struct bench *b, uint16_t lport, uint32_t delta)
 {
@@ -262,7 +304,6 @@ static void frame_case(struct bench *b, const char *name, const char *what,
 
 static int add_datapath_cases(struct bench *b)
 {
-	static const uint8_t payload[1400];
 	const uint32_t sack[3][2] = { { 1000, 2448 }, { 5000, 6448 }, { 9000, 10448 } };
 	struct isnguard *dp = b->dp;
 	struct isn_key key;
@@ -313,17 +354,28 @@ static int add_datapath_cases(struct bench *b)
 	frame_case(b, "xdp_ack_sack3", "XDP ingress: ACK with 3 SACK blocks",
 		   dp->progs.isnguard_xdp, &s);
 
+	err = plant_proxied_flow(dp, 50010);
+	if (err)
+		return err;
+	peer_spec(&s, 50010, TH_ACK, HOST_ISN + 0x12345678 + 1 + 100000);
+	pkt_opt_nop(&s);
+	pkt_opt_nop(&s);
+	pkt_opt_timestamp(&s, 5, 6);
+	frame_case(b, "xdp_ack_proxied",
+		   "XDP ingress: proxied flow ACK (+ TSecr)",
+		   dp->progs.isnguard_xdp, &s);
+
 	peer_spec(&s, 50001, TH_ACK, 12345);
 	frame_case(b, "xdp_untracked", "XDP ingress: TCP of no flow (lookup miss)",
 		   dp->progs.isnguard_xdp, &s);
 
-	host_spec(&s, 50000, TH_ACK | TH_PSH, HOST_ISN + 1 + 100000);
-	pkt_opt_nop(&s);
-	pkt_opt_nop(&s);
-	pkt_opt_timestamp(&s, 7, 8);
-	s.payload = payload;
-	s.payload_len = sizeof(payload);
+	host_data_spec(&s, 50000);
 	frame_case(b, "tc_egress_data", "tc egress: established data (seq += delta)",
+		   dp->progs.isnguard_tc_egress, &s);
+
+	host_data_spec(&s, 50010);
+	frame_case(b, "tc_egress_data_proxied",
+		   "tc egress: proxied flow data (+ TSval, window)",
 		   dp->progs.isnguard_tc_egress, &s);
 
 	host_spec(&s, 50000, TH_SYN, HOST_ISN);

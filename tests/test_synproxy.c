@@ -1293,3 +1293,349 @@ TEST(test_synproxy_ack_completing_a_kernel_syncookie_left_to_the_stack)
 		ASSERT_EQ(res.cookie_counters_moved[i], 0, "cookie counters moved");
 	}
 }
+
+/* ---- the translating proxy (bpf/proxy.h): one connection, step by step ---- */
+
+#define SERVER_ISN 0x7e0f1a2bu
+#define SERVER_TSVAL 0x0badf00du
+#define SERVER_WSCALE 2
+#define TC_ACT_REDIRECT_VERDICT 7
+/* The client's window shift: without timestamps a cookie keeps only 8 (include/isnguard.h). */
+#define PROXY_CLIENT_WSCALE(c) ((c)->ts ? 7u : COOKIE_NOTS_WSCALE)
+
+static const struct synproxy_config sp_translate = {
+	.mode = SYNPROXY_ALWAYS,
+	.flags = SYNPROXY_F_SACK | SYNPROXY_F_TIMESTAMPS | SYNPROXY_F_WSCALE | SYNPROXY_F_ECN,
+	.syn_threshold = 1000,
+	.rcv_wscale = SP_WSCALE,
+	.window = SP_WINDOW,
+	.path = SYNPROXY_PATH_TRANSLATE,
+};
+
+/* What a window of shift from reads as with shift to: rounded up, at most 65535. */
+static uint16_t rescaled(uint32_t window, unsigned int from, unsigned int to)
+{
+	uint64_t bytes = (uint64_t)window << from;
+	uint64_t v = (bytes + (1ULL << to) - 1) >> to;
+
+	return v > 65535 ? 65535 : (uint16_t)v;
+}
+
+struct proxy_case {
+	const char *name;
+	int family;
+	bool ts;
+	bool server_scales;	/* the server's SYN-ACK has a window scale option */
+};
+
+/* The client's and the host's side of one proxied connection, as the test builds them. */
+struct proxy_conn {
+	const struct proxy_case *c;
+	struct pkt_spec client;	/* addresses and ports of the client's segments */
+	struct pkt_spec server;	/* the same, turned around */
+	uint32_t cookie, cookie_tsval;
+	struct flow_key fk;
+};
+
+static void proxy_conn_init(struct proxy_conn *pc, const struct proxy_case *c, uint16_t cport)
+{
+	memset(pc, 0, sizeof(*pc));
+	pc->c = c;
+	pkt_set_addrs(&pc->client, c->family == 6 ? CLIENT6 : CLIENT4,
+		      c->family == 6 ? HOST6 : HOST4);
+	pc->client.sport = cport;
+	pc->client.dport = SP_PORT;
+	memcpy(pc->client.eth_src, "\x02\x00\x00\x00\x00\x0c", 6);
+	memcpy(pc->client.eth_dst, "\x02\x00\x00\x00\x00\x0a", 6);
+	pkt_set_addrs(&pc->server, c->family == 6 ? HOST6 : HOST4,
+		      c->family == 6 ? CLIENT6 : CLIENT4);
+	pc->server.sport = SP_PORT;
+	pc->server.dport = cport;
+	memcpy(pc->server.eth_src, pc->client.eth_dst, 6);
+	memcpy(pc->server.eth_dst, pc->client.eth_src, 6);
+	host_flow(&pc->client, &pc->fk);
+}
+
+/* Runs in through prog and checks the frame out, byte for byte, and the verdict. */
+static void proxy_expect(enum dp_prog prog, const struct pkt_spec *in_spec,
+			 const struct pkt_spec *want_spec, uint32_t want_verdict, const char *what)
+{
+	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN], want[PKT_MAX_LEN];
+	size_t in_len = pkt_build(in_spec, in, sizeof(in));
+	size_t want_len = pkt_build(want_spec, want, sizeof(want)), out_len;
+	uint32_t verdict;
+
+	if (!dp_run(prog, in, in_len, out, &out_len, &verdict))
+		return;
+	ASSERT_EQ(verdict, want_verdict, what);
+	ASSERT_EQ(out_len, want_len, what);
+	ASSERT_MEMEQ(out, want, want_len, what);
+	ASSERT_TRUE(pkt_csums_ok(out, out_len), what);
+}
+
+/* The client's cookie ACK: in, the SYN to the server out (not the ACK's data). */
+static bool proxy_open_step(struct proxy_conn *pc, enum dp_prog prog)
+{
+	static const uint8_t data[24] = "data on the third ACK...";
+	const struct proxy_case *c = pc->c;
+	struct ref_cookie_opts o = { .wscale = (uint8_t)PROXY_CLIENT_WSCALE(c), .wscale_ok = true,
+				     .sack_ok = true };
+	uint32_t slot = (uint32_t)(mono_coarse_ns() >> COOKIE_SLOT_SHIFT);
+	struct pkt_spec ack = pc->client, syn = pc->client;
+	struct flow_state st;
+	struct isn_key key;
+	uint64_t before = dp_stat(STAT_PROXY_SYN);
+
+	dp_test_key(&key);
+	if (!ASSERT_OK(ref_cookie_make(&key, 0, &pc->fk, CLIENT_ISN, slot,
+				       ref_cookie_opt_bits(2, &o, c->ts), c->ts, &pc->cookie,
+				       &pc->cookie_tsval), "reference cookie"))
+		return false;
+	ack.flags = TH_ACK | TH_PSH;
+	ack.seq = CLIENT_ISN + 1;
+	ack.ack = pc->cookie + 1;
+	ack.window = 502;
+	ack.payload = data;
+	ack.payload_len = sizeof(data);
+	if (c->ts) {
+		pkt_opt_nop(&ack);
+		pkt_opt_nop(&ack);
+		pkt_opt_timestamp(&ack, CLIENT_TSVAL + 3, pc->cookie_tsval);
+	}
+	/* The SYN: the client's ISN, the cookie's options in Linux's order, no data. */
+	syn.flags = TH_SYN;
+	syn.seq = CLIENT_ISN;
+	syn.window = rescaled(502, PROXY_CLIENT_WSCALE(c), 0);
+	pkt_opt_mss(&syn, ref_cookie_mss(c->family, 2, c->ts));
+	if (c->ts) {
+		pkt_opt_sack_perm(&syn);
+		pkt_opt_timestamp(&syn, CLIENT_TSVAL + 3, 0);
+	} else {
+		pkt_opt_nop(&syn);
+		pkt_opt_nop(&syn);
+		pkt_opt_sack_perm(&syn);
+	}
+	pkt_opt_nop(&syn);
+	pkt_opt_wscale(&syn, PROXY_CLIENT_WSCALE(c));
+	proxy_expect(prog, &ack, &syn, TC_ACT_UNSPEC_VERDICT, "cookie ACK -> SYN to the server");
+	ASSERT_EQ(dp_stat(STAT_PROXY_SYN), before + 1, "proxy_syn_to_server");
+	if (!ASSERT_TRUE(dp_flow_get(&pc->fk, &st), "flow entry made by the cookie ACK"))
+		return false;
+	ASSERT_EQ(st.flags & (FLOW_F_PROXIED | FLOW_F_PROXY_OPEN),
+		  FLOW_F_PROXIED | FLOW_F_PROXY_OPEN, "flags: proxied, opening");
+	ASSERT_EQ(st.wire_isn, pc->cookie, "wire_isn is the cookie");
+	return true;
+}
+
+/* The server's SYN-ACK at tc egress: the ACK to the server comes out, redirected back in. */
+static bool proxy_synack_step(struct proxy_conn *pc)
+{
+	const struct proxy_case *c = pc->c;
+	struct pkt_spec synack = pc->server, ack = pc->client;
+	unsigned int peer_host = c->server_scales ? PROXY_CLIENT_WSCALE(c) : 0;
+	struct flow_state st;
+
+	synack.flags = TH_SYN | TH_ACK;
+	synack.seq = SERVER_ISN;
+	synack.ack = CLIENT_ISN + 1;
+	synack.window = 65535;
+	synack.ip_id = 0x4242;
+	pkt_opt_mss(&synack, 1400);
+	if (c->ts) {
+		pkt_opt_sack_perm(&synack);
+		pkt_opt_timestamp(&synack, SERVER_TSVAL, CLIENT_TSVAL + 3);
+	} else {
+		pkt_opt_nop(&synack);
+		pkt_opt_nop(&synack);
+		pkt_opt_sack_perm(&synack);
+	}
+	if (c->server_scales) {
+		pkt_opt_nop(&synack);
+		pkt_opt_wscale(&synack, SERVER_WSCALE);
+	}
+	/* Turned around: the SYN-ACK's MACs swapped, a fresh TTL, the IP ID kept. */
+	memcpy(ack.eth_src, synack.eth_dst, 6);
+	memcpy(ack.eth_dst, synack.eth_src, 6);
+	ack.ip_id = 0x4242;
+	ack.flags = TH_ACK;
+	ack.seq = CLIENT_ISN + 1;
+	ack.ack = SERVER_ISN + 1;
+	ack.window = rescaled(502, PROXY_CLIENT_WSCALE(c), peer_host);
+	if (c->ts) {
+		pkt_opt_nop(&ack);
+		pkt_opt_nop(&ack);
+		pkt_opt_timestamp(&ack, CLIENT_TSVAL + 3, SERVER_TSVAL);
+	}
+	proxy_expect(DP_TC_EGRESS, &synack, &ack, TC_ACT_REDIRECT_VERDICT,
+		     "server SYN-ACK -> ACK to the server");
+	if (!ASSERT_TRUE(dp_flow_get(&pc->fk, &st), "flow entry after the SYN-ACK"))
+		return false;
+	ASSERT_EQ(st.seq_delta, pc->cookie - SERVER_ISN, "seq_delta = cookie - server ISN");
+	ASSERT_EQ(st.host_isn, SERVER_ISN, "host_isn");
+	if (c->ts)
+		ASSERT_EQ(st.ts_delta, pc->cookie_tsval - SERVER_TSVAL, "ts_delta");
+	ASSERT_EQ(st.flags & (FLOW_F_PROXY_OPEN | FLOW_F_ESTABLISHED | FLOW_F_PROXY_ACK),
+		  FLOW_F_ESTABLISHED | FLOW_F_PROXY_ACK, "flags: established, own ACK on its way");
+	ASSERT_EQ(st.wscale_host, c->server_scales ? SERVER_WSCALE : 0, "wscale_host");
+	ASSERT_EQ(st.wscale_wire, SP_WSCALE, "wscale_wire");
+	ASSERT_EQ(st.peer_wscale_host, peer_host, "peer_wscale_host");
+
+	/* That ACK comes in through tc ingress in the server's space: untouched, once. */
+	{
+		uint64_t before = dp_stat(STAT_PROXY_INJECTED);
+
+		proxy_expect(DP_TC_INGRESS, &ack, &ack, TC_ACT_UNSPEC_VERDICT,
+			     "isnguard's own ACK passes tc ingress untouched");
+		ASSERT_EQ(dp_stat(STAT_PROXY_INJECTED), before + 1, "proxy_own_ack_passed");
+	}
+	return true;
+}
+
+/* Data both ways: seq, ack, SACK edges, timestamps and windows translated. */
+static void proxy_data_step(const struct proxy_conn *pc, enum dp_prog ingress)
+{
+	static const uint8_t data[100] = "server data";
+	const struct proxy_case *c = pc->c;
+	unsigned int host_shift = c->server_scales ? SERVER_WSCALE : 0;
+	unsigned int peer_host = c->server_scales ? PROXY_CLIENT_WSCALE(c) : 0;
+	uint32_t ts_delta = pc->cookie_tsval - SERVER_TSVAL;
+	uint32_t sack_wire[1][2] = { { pc->cookie + 1 + 200, pc->cookie + 1 + 300 } };
+	uint32_t sack_host[1][2] = { { SERVER_ISN + 1 + 200, SERVER_ISN + 1 + 300 } };
+	struct pkt_spec out = pc->server, out_want = pc->server;
+	struct pkt_spec in = pc->client, in_want = pc->client;
+
+	out.flags = out_want.flags = TH_ACK | TH_PSH;
+	out.seq = SERVER_ISN + 1;
+	out_want.seq = pc->cookie + 1;
+	out.ack = out_want.ack = CLIENT_ISN + 1 + 50;
+	out.window = 1000;
+	out_want.window = rescaled(1000, host_shift, SP_WSCALE);
+	out.payload = out_want.payload = data;
+	out.payload_len = out_want.payload_len = sizeof(data);
+	if (c->ts) {
+		pkt_opt_nop(&out);
+		pkt_opt_nop(&out);
+		pkt_opt_timestamp(&out, SERVER_TSVAL + 10, CLIENT_TSVAL + 9);
+		pkt_opt_nop(&out_want);
+		pkt_opt_nop(&out_want);
+		pkt_opt_timestamp(&out_want, SERVER_TSVAL + 10 + ts_delta, CLIENT_TSVAL + 9);
+	}
+	proxy_expect(DP_TC_EGRESS, &out, &out_want, TC_ACT_UNSPEC_VERDICT,
+		     "server data: seq, TSval, window");
+
+	in.flags = in_want.flags = TH_ACK;
+	in.seq = in_want.seq = CLIENT_ISN + 1 + 50;
+	in.ack = pc->cookie + 1 + 100;
+	in_want.ack = SERVER_ISN + 1 + 100;
+	in.window = 300;
+	in_want.window = rescaled(300, PROXY_CLIENT_WSCALE(c), peer_host);
+	if (c->ts) {
+		pkt_opt_nop(&in);
+		pkt_opt_nop(&in);
+		pkt_opt_timestamp(&in, CLIENT_TSVAL + 12, SERVER_TSVAL + 10 + ts_delta);
+		pkt_opt_nop(&in_want);
+		pkt_opt_nop(&in_want);
+		pkt_opt_timestamp(&in_want, CLIENT_TSVAL + 12, SERVER_TSVAL + 10);
+	}
+	pkt_opt_nop(&in);
+	pkt_opt_nop(&in);
+	pkt_opt_sack(&in, sack_wire, 1);
+	pkt_opt_nop(&in_want);
+	pkt_opt_nop(&in_want);
+	pkt_opt_sack(&in_want, sack_host, 1);
+	proxy_expect(ingress, &in, &in_want, dp_pass_verdict(ingress),
+		     "client ACK: ack, SACK edges, TSecr, window");
+}
+
+static const struct proxy_case proxy_cases[] = {
+	{ .name = "ipv4_timestamps_server_scales", .family = 4, .ts = true, .server_scales = true },
+	{ .name = "ipv4_no_timestamps_server_scales", .family = 4, .server_scales = true },
+	{ .name = "ipv4_timestamps_server_declines_scaling", .family = 4, .ts = true },
+	{ .name = "ipv6_timestamps_server_scales", .family = 6, .ts = true, .server_scales = true },
+	{ .name = "ipv6_no_timestamps_server_declines_scaling", .family = 6 },
+};
+
+TEST(test_proxy_handshake_and_data_translated)
+{
+	static const enum dp_prog ingress[] = { DP_TC_INGRESS, DP_XDP_INGRESS };
+
+	for (size_t i = 0; i < sizeof(proxy_cases) / sizeof(proxy_cases[0]); i++) {
+		for (size_t j = 0; j < 2; j++) {
+			struct proxy_conn pc;
+
+			test_case_begin("%s_%s", proxy_cases[i].name, dp_prog_name(ingress[j]));
+			if (!setup(&sp_translate, SP_PORT) || !dp_flows_clear())
+				return;
+			proxy_conn_init(&pc, &proxy_cases[i], (uint16_t)(CLIENT_PORT + i));
+			if (proxy_open_step(&pc, ingress[j] == DP_TC_INGRESS ? DP_TC_INGRESS
+									       : DP_TC_COOKIE) &&
+			    proxy_synack_step(&pc))
+				proxy_data_step(&pc, ingress[j]);
+		}
+	}
+	dp_flows_clear();
+}
+
+/* The server refuses (RST to the SYN): the client gets a RST it accepts; the entry goes. */
+TEST(test_proxy_server_refusal_resets_the_client)
+{
+	static const struct proxy_case c = { .name = "refused", .family = 4, .ts = true };
+	struct proxy_conn pc;
+	struct pkt_spec rst, want;
+	struct flow_state st;
+	uint64_t before;
+
+	if (!setup(&sp_translate, SP_PORT) || !dp_flows_clear())
+		return;
+	proxy_conn_init(&pc, &c, CLIENT_PORT + 100);
+	if (!proxy_open_step(&pc, DP_TC_COOKIE))
+		return;
+	rst = want = pc.server;
+	rst.flags = want.flags = TH_RST | TH_ACK;
+	rst.seq = 0;
+	want.seq = pc.cookie + 1;
+	rst.ack = want.ack = CLIENT_ISN + 1;
+	before = dp_stat(STAT_PROXY_REFUSED);
+	proxy_expect(DP_TC_EGRESS, &rst, &want, TC_ACT_UNSPEC_VERDICT,
+		     "server RST -> client RST at the cookie's seq");
+	ASSERT_EQ(dp_stat(STAT_PROXY_REFUSED), before + 1, "proxy_server_refused");
+	ASSERT_TRUE(!dp_flow_get(&pc.fk, &st), "the entry is gone");
+}
+
+/* Segments of the client while the server has not answered: dropped, except the cookie ACK again. */
+TEST(test_proxy_client_segments_while_opening)
+{
+	static const struct proxy_case c = { .name = "opening", .family = 6, .ts = true };
+	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN];
+	size_t in_len, out_len;
+	struct proxy_conn pc;
+	struct pkt_spec later;
+	uint32_t verdict;
+	uint64_t before;
+
+	if (!setup(&sp_translate, SP_PORT) || !dp_flows_clear())
+		return;
+	proxy_conn_init(&pc, &c, CLIENT_PORT + 200);
+	if (!proxy_open_step(&pc, DP_TC_COOKIE))
+		return;
+	test_case_begin("cookie_ack_again_resends_the_syn");
+	proxy_open_step(&pc, DP_TC_INGRESS);
+	test_case_begin("later_data_dropped_and_counted");
+	later = pc.client;
+	later.flags = TH_ACK;
+	later.seq = CLIENT_ISN + 1 + 1000;
+	later.ack = pc.cookie + 1;
+	in_len = pkt_build(&later, in, sizeof(in));
+	before = dp_stat(STAT_PROXY_HELD);
+	if (dp_run(DP_TC_COOKIE, in, in_len, out, &out_len, &verdict))
+		ASSERT_EQ(verdict, TC_ACT_SHOT_VERDICT, "dropped (the client retransmits)");
+	ASSERT_EQ(dp_stat(STAT_PROXY_HELD), before + 1, "proxy_dropped_while_opening");
+	test_case_begin("xdp_leaves_it_to_tc");
+	before = dp_stat(STAT_PROXY_OPENING);
+	if (dp_run(DP_XDP_INGRESS, in, in_len, out, &out_len, &verdict)) {
+		ASSERT_EQ(verdict, XDP_PASS_VERDICT, "XDP passes it on");
+		ASSERT_MEMEQ(out, in, in_len, "untouched");
+	}
+	ASSERT_EQ(dp_stat(STAT_PROXY_OPENING), before + 1, "proxy_opening_to_tc");
+	dp_flows_clear();
+}

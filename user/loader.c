@@ -551,7 +551,8 @@ struct ingress_attached {
 static int attach_ingress(struct isnguard *skel, const struct attach_request *req, int ifindex,
 			  struct ingress_attached *in, bool *created_hook)
 {
-	bool cookie_acks = synproxy_kernel_supported();
+	/* Cookie ACKs are taken on every kernel: without the kfunc the proxy translates. */
+	bool cookie_acks = true;
 	char msg[128];
 	int err;
 
