@@ -172,11 +172,15 @@ check_synproxy_transfer() { # FAMILY TIMESTAMPS(0|1) SACK(0|1) WSCALE8(0|1) [A_R
 	return 0
 }
 
-# The first tcpdump -tt line from SRC in PCAP that contains the text WHAT.
-sp_first_line() { # PCAP SRC WHAT
+# The tcpdump -tt lines from SRC in PCAP that contain the text WHAT.
+sp_lines() { # PCAP SRC WHAT
 	tcpdump -r "$1" -tt -nn -S 2>/dev/null | WHAT=$3 awk -v src="$2" '
 		{ from = $3; sub(/\.[0-9]+$/, "", from) }
-		from == src && index($0, ENVIRON["WHAT"]) { print; exit }'
+		from == src && index($0, ENVIRON["WHAT"])'
+}
+
+sp_first_line() { # PCAP SRC WHAT
+	sp_lines "$@" | head -n 1
 }
 
 # The SYNs and SYN-ACKs of $SP_PORT as A's stack takes and sends them, into
@@ -208,7 +212,7 @@ sp_capture_host_handshake() { # FILE
 # SYN-ACK offered, and the datapath rewrote windows.
 sp_check_server_side() { # FAMILY TIMESTAMPS SACK A_RMEM
 	local fam=$1 tstamps=$2 sack=$3 a_rmem=$4 a b client_syn client_ack server_syn cookie server_synack
-	local host_ws wire_ws
+	local host_ws wire_ws syns
 	a=$(addr_of A "$fam") b=$(addr_of B "$fam")
 	client_syn=$(sp_first_line "$E2E_WORK/b.pcap" "$b" 'Flags [S]')
 	client_ack=$(sp_first_line "$E2E_WORK/b.pcap" "$b" 'Flags [.]')
@@ -239,6 +243,18 @@ sp_check_server_side() { # FAMILY TIMESTAMPS SACK A_RMEM
 		[[ "$server_syn" == *"TS val"* ]] && fail "the client offered no timestamps, the SYN to A has them"
 	fi
 	log "ok: the SYN to A carries the client's SACK ($sack) and timestamps ($tstamps)"
+	# Scaling is on only if both SYNs carry the option (RFC 7323 2.2): A may
+	# scale only where the cookie SYN-ACK told the client to.
+	if [[ "$cookie" == *wscale* ]]; then
+		assert_eq "$(sp_field "$server_syn" wscale)" "$(sp_field "$client_syn" wscale)" \
+			"window shift of the SYN A got (the client's)"
+	else
+		[[ "$server_syn" == *wscale* ]] &&
+			fail "the cookie SYN-ACK offered no window scale, the SYN to A has one: $server_syn"
+		log "ok: no window scale in the cookie SYN-ACK, none in the SYN to A"
+	fi
+	syns=$(sp_lines "$E2E_WORK/a.pcap" "$b" 'Flags [S]' | wc -l)
+	assert_eq "$syns" "$(isng_counter proxy_syn_to_server)" "SYNs A's stack took (each one the proxy sent: proxy_syn_to_server)"
 	[ -n "$a_rmem" ] || return 0
 	host_ws=$(sp_field "$server_synack" wscale) wire_ws=$(sp_field "$cookie" wscale)
 	[ -n "$server_synack" ] || fail "no SYN-ACK from A's stack in the capture"
