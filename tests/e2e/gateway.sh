@@ -147,6 +147,18 @@ test_gateway_synproxy_server_window_scale_differs_ipv4() {
 test_gateway_synproxy_server_window_scale_differs_no_timestamps_ipv6() {
 	gw_sp check_synproxy_transfer 6 0 1 1 "$GW_A_SMALL_RMEM"
 }
+# Every checksum the translation touched (seq, ack, TSval/TSecr, windows)
+# verified by A and B: computed in full by the senders with XDP; left
+# partial, as forwarded veth skbs carry them, with --ingress tc.
+# needs the translate path
+test_gateway_synproxy_checksums_verified_ipv4() {
+	SP_CSUM=strict gw_sp check_synproxy_transfer 4 1 1 0 "$GW_A_SMALL_RMEM"
+}
+# needs the translate path
+test_gateway_synproxy_tc_ingress_partial_checksums_ipv6() {
+	E2E_ATTACH_ARGS="$E2E_ATTACH_ARGS --ingress tc" SP_CSUM=partial \
+		gw_sp check_synproxy_transfer 6 1 1 0 "$GW_A_SMALL_RMEM"
+}
 # needs the translate path
 test_gateway_synproxy_server_speaks_first() { gw_sp test_synproxy_server_speaks_first; }
 # needs the translate path

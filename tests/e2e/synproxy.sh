@@ -23,6 +23,11 @@ FLOOD_NET6=fd00:200:9::/120
 # connection translated from then on (a gateway's only way; gateway.sh).
 SP_WHERE=host
 SP_PATH=local
+# check_synproxy_transfer: checksums as the veths leave them (""), computed
+# in full by the senders ("strict": csum_strict_on), or left partial by A
+# and B and completed by M ("partial": gw_csum_partial_on); A and B verify
+# them in software with either.
+SP_CSUM=
 
 # A's server for $1 1K exchanges, listening before it returns (timeout $2 s).
 sp_server() {
@@ -138,6 +143,10 @@ check_synproxy_transfer() { # FAMILY TIMESTAMPS(0|1) SACK(0|1) WSCALE8(0|1) [A_R
 	in_ns "$NS_B" sysctl -qw net.ipv4.tcp_timestamps="$tstamps" net.ipv4.tcp_sack="$sack"
 	[ "$wscale8" = 1 ] && in_ns "$NS_B" sysctl -qw net.ipv4.tcp_rmem="4096 131072 8388608"
 	[ -n "$a_rmem" ] && in_ns "$NS_A" sysctl -qw net.ipv4.tcp_rmem="$a_rmem"
+	case $SP_CSUM in
+	strict) csum_strict_on ;;
+	partial) gw_csum_partial_on ;;
+	esac
 	# tcpdump's tcp[] offsets are IPv4-only: capture the port, read the SYNs out.
 	capture_start "$NS_B" "$IF_B" "tcp port $SP_PORT" "$E2E_WORK/b.pcap"
 	[ "$SP_PATH" = translate ] && sp_capture_host_handshake "$E2E_WORK/a.pcap"
@@ -168,6 +177,10 @@ check_synproxy_transfer() { # FAMILY TIMESTAMPS(0|1) SACK(0|1) WSCALE8(0|1) [A_R
 	assert_ge "$(isng_counter cookie_sent)" 1 "cookie_sent"
 	sp_assert_handshakes 1
 	assert_host_syn_queue_untouched
+	if [ -n "$SP_CSUM" ]; then
+		assert_no_csum_errors "$NS_A" A
+		assert_no_csum_errors "$NS_B" B
+	fi
 	[ "$SP_PATH" = translate ] && sp_check_server_side "$fam" "$tstamps" "$sack" "$a_rmem"
 	return 0
 }
