@@ -170,6 +170,47 @@ test_gateway_synproxy_flood_while_1000_connections_succeed() {
 	gw_sp test_synproxy_flood_while_1000_connections_succeed
 }
 
+# Client data sent while A's side is still opening: A's stack drops its own
+# first SYN-ACK (nft, in A), so A's side opens only with the SYN-ACK it
+# retransmits a second later. The client, whose side the cookie opened,
+# sends at once; the proxy drops what comes before A's side is open, and
+# the client's retransmissions bring it. needs the translate path
+check_synproxy_data_while_the_server_side_opens() { # FAMILY
+	local fam=$1 a dropped
+	a=$(addr_of A "$fam")
+	require_cmd nft
+	sp_setup
+	in_ns "$NS_A" nft -f - <<-EOF || fail "nft in $NS_A"
+	table inet isng_e2e_slow_open {
+		chain output {
+			type filter hook output priority 0; policy accept;
+			tcp sport $SP_PORT tcp flags & (syn | ack) == syn | ack quota until 100 bytes counter drop
+		}
+	}
+	EOF
+	transfer "$NS_A" "$NS_B" "$(ep "$fam" "$a" "$SP_PORT")" 1M 30
+	bg_wait client
+	bg_wait server
+	nstat_report "$NS_B" B
+	dropped=$(in_ns "$NS_A" nft list table inet isng_e2e_slow_open |
+		sed -n 's/.*counter packets \([0-9]*\) .*/\1/p')
+	assert_eq "$dropped" 1 "A's SYN-ACKs dropped in A (its first)"
+	assert_transfer_intact 1M server
+	assert_ge "$(isng_counter proxy_dropped_while_opening)" 1 \
+		"proxy_dropped_while_opening (client data before A's side was open)"
+	assert_gt "$(nstat_get "$NS_B" TcpRetransSegs)" 0 "B's retransmitted segments"
+	sp_assert_handshakes 1
+	assert_host_syn_queue_untouched
+}
+# needs the translate path
+test_gateway_synproxy_data_while_the_server_side_opens_ipv4() {
+	gw_sp check_synproxy_data_while_the_server_side_opens 4
+}
+# needs the translate path
+test_gateway_synproxy_data_while_the_server_side_opens_ipv6() {
+	gw_sp check_synproxy_data_while_the_server_side_opens 6
+}
+
 # 20 MiB each way through 1% loss in M's forward chain: the handshake's
 # segments are lost too, so the cookie SYN-ACK, the SYN to A and the ACK
 # that opens A's side are retransmitted through the proxy. The client's
@@ -269,6 +310,10 @@ test_synproxy_translate_path_server_speaks_first() { host_translate test_synprox
 # needs the translate path
 test_synproxy_translate_path_flood_while_1000_connections_succeed() {
 	host_translate test_synproxy_flood_while_1000_connections_succeed
+}
+# needs the translate path
+test_synproxy_translate_path_data_while_the_server_side_opens_ipv4() {
+	host_translate check_synproxy_data_while_the_server_side_opens 4
 }
 # needs the translate path
 test_synproxy_translate_path_closed_port_is_refused_ipv4() {
