@@ -218,11 +218,12 @@ sp_capture_host_handshake() { # FILE
 	capture_start "$NS_A" nflog:7 "" "$1"
 }
 
-# The translate path on the server's side (A's stack): A's first SYN carries the
-# client's ISN and the options the client offered, and comes only after the
-# client's ACK completed the cookie handshake (at b0; one clock, one
-# machine). With A_RMEM, A's window shift differs from the one the cookie
-# SYN-ACK offered, and the datapath rewrote windows.
+# The translate path on the server's side (A's stack): A's first SYN carries
+# the client's ISN and the options the client offered, and comes only after
+# the client's ACK completed the cookie handshake (at b0; one clock, one
+# machine); every SYN A took is one the proxy sent. With A_RMEM, A's window
+# shift differs from the one the cookie SYN-ACK offered, and the datapath
+# rewrote windows.
 sp_check_server_side() { # FAMILY TIMESTAMPS SACK A_RMEM
 	local fam=$1 tstamps=$2 sack=$3 a_rmem=$4 a b client_syn client_ack server_syn cookie server_synack
 	local host_ws wire_ws syns
@@ -267,12 +268,14 @@ sp_check_server_side() { # FAMILY TIMESTAMPS SACK A_RMEM
 		log "ok: no window scale in the cookie SYN-ACK, none in the SYN to A"
 	fi
 	syns=$(sp_lines "$E2E_WORK/a.pcap" "$b" 'Flags [S]' | wc -l)
-	assert_eq "$syns" "$(isng_counter proxy_syn_to_server)" "SYNs A's stack took (each one the proxy sent: proxy_syn_to_server)"
+	assert_eq "$syns" "$(isng_counter proxy_syn_to_server)" \
+		"SYNs A's stack took (each one the proxy sent: proxy_syn_to_server)"
 	[ -n "$a_rmem" ] || return 0
 	host_ws=$(sp_field "$server_synack" wscale) wire_ws=$(sp_field "$cookie" wscale)
 	[ -n "$server_synack" ] || fail "no SYN-ACK from A's stack in the capture"
 	[ "${host_ws:-none}" != "${wire_ws:-none}" ] ||
-		fail "precondition: A's window shift (${host_ws:-none}) equals the cookie SYN-ACK's; set another A_RMEM"
+		fail "precondition: A's window shift (${host_ws:-none}) equals the cookie SYN-ACK's;" \
+			"set another A_RMEM"
 	log "ok: A's window shift ${host_ws:-none}, the cookie SYN-ACK's ${wire_ws:-none}"
 	assert_gt "$(isng_counter proxy_window_rewritten)" 0 "proxy_window_rewritten"
 }
