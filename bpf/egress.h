@@ -13,6 +13,7 @@
 #include "isn.h"
 #include "parse.h"
 #include "proxy.h"
+#include "synopt.h"
 #include "tcp.h"
 #include "tcpopt.h"
 
@@ -21,20 +22,19 @@
  * host_ack is the SYN-ACK's ack (its flag in acked), snd_nxt the end of the
  * SYN's sequence space, both for RST checks.
  */
-static __always_inline struct flow_state *egress_flow_start(const struct flow_key *fk,
-							    struct flow_state *st, __u32 host_isn,
-							    __u32 open_flag, __u32 host_ack,
-							    __u32 acked, __u32 snd_nxt, __u64 now)
+static __always_inline int egress_flow_start(const struct flow_key *fk, struct flow_state *st,
+					     __u32 host_isn, __u32 open_flag, __u32 host_ack,
+					     __u32 acked, __u32 snd_nxt, __u64 now, __u32 *wire)
 {
 	const struct isn_config *cfg = config_get();
 	const struct isn_key *key;
 	__u32 hash, wire_isn;
 
 	if (!cfg)
-		return NULL;
+		return -1;
 	key = key_get(cfg->key_gen);
 	if (!key)
-		return NULL;
+		return -1;
 	hash = cfg->hash;
 	wire_isn = isn_compute(key, hash, fk, now);
 
@@ -50,7 +50,8 @@ static __always_inline struct flow_state *egress_flow_start(const struct flow_ke
 		st->created_ns = now;
 		st->last_seen_ns = now;
 		stat_inc(STAT_FLOW_REUSED);
-		return st;
+		*wire = wire_isn;
+		return 0;
 	}
 
 	struct flow_state fresh = {
@@ -65,14 +66,13 @@ static __always_inline struct flow_state *egress_flow_start(const struct flow_ke
 		.last_seen_ns = now,
 	};
 
+	/* The wire ISN is known here: no lookup of the entry just made. */
 	if (bpf_map_update_elem(&isn_opening, fk, &fresh, BPF_NOEXIST))
-		return NULL;
-	st = bpf_map_lookup_elem(&isn_opening, fk);
-	if (!st)
-		return NULL;
+		return -1;
 	flow_sweeper_ensure();
 	stat_inc(STAT_FLOW_CREATED);
-	return st;
+	*wire = wire_isn;
+	return 0;
 }
 
 static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt,
@@ -83,12 +83,17 @@ static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt
 	__u32 open_flag = synack ? FLOW_F_PASSIVE_OPEN : FLOW_F_ACTIVE_OPEN;
 	__u32 acked = synack ? FLOW_F_HOST_ACKED : 0, host_ack = 0;
 	struct tcp_opts opts;
+	struct syn_opts so;
 	__be32 seq, ack;
-	__u32 host_isn, snd_nxt;
+	__u32 host_isn, snd_nxt, wire_isn;
 	__u64 now;
 	int stat;
 
-	tcpopt_walk(c, pkt, &opts);
+	/* Linux's SYN and SYN-ACK layout, read in place, holds no signature: no walk then. */
+	if (synopt_linux_syn(c, pkt, &so))
+		opts.is_signed = false;
+	else
+		tcpopt_walk(c, pkt, &opts);
 	if (opts.is_signed) {
 		/*
 		 * Never rewritten; forget any earlier flow on this tuple so
@@ -127,6 +132,7 @@ static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt
 		if (seq_after(snd_nxt, st->host_snd_nxt))
 			st->host_snd_nxt = snd_nxt;
 		flow_note(st, FLOW_MAP(opening), open_flag | acked, now);
+		wire_isn = st->wire_isn;
 	} else {
 		/*
 		 * No room for another connection: this one goes unprotected,
@@ -134,13 +140,13 @@ static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt
 		 */
 		if (!st && flow_table_full())
 			return STAT_PASS_TABLE_FULL;
-		st = egress_flow_start(fk, st, host_isn, open_flag, host_ack, acked, snd_nxt, now);
-		if (!st)
+		if (egress_flow_start(fk, st, host_isn, open_flag, host_ack, acked, snd_nxt, now,
+				      &wire_isn))
 			return STAT_DROP_ERROR;	/* the stack retransmits; never leak the host ISN */
 		stat = synack ? STAT_SYNACK_REWRITTEN : STAT_SYN_REWRITTEN;
 	}
 	if (ctx_replace_be32(c, pkt->l4_off + TCP_SEQ_OFF, pkt->l4_off + TCP_CSUM_OFF, seq,
-			     bpf_htonl(st->wire_isn)))
+			     bpf_htonl(wire_isn)))
 		return STAT_DROP_ERROR;
 	return stat;
 }
