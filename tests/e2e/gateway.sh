@@ -211,18 +211,18 @@ test_gateway_synproxy_data_while_the_server_side_opens_ipv6() {
 	gw_sp check_synproxy_data_while_the_server_side_opens 6
 }
 
-# 20 MiB each way through 1% loss in M's forward chain: the handshake's
-# segments are lost too, so the cookie SYN-ACK, the SYN to A and the ACK
-# that opens A's side are retransmitted through the proxy. The client's
-# side opens first: its first data reaches M while A's side is still
-# opening, is dropped there and comes again. needs the translate path
-check_synproxy_transfer_with_loss() {
+# 20 MiB each way through 1% loss in M's forward chain (the segments to and
+# from A, and the handshake's too when the draw falls on them): SACK and
+# retransmissions through the translation. The client speaks first: the
+# cookie opens its side before A's, and it sends at once.
+# needs the translate path
+check_synproxy_transfer_with_loss() { # FAMILY
 	local a
-	a=$(addr_of A 4)
+	a=$(addr_of A "$1")
 	require_cmd nft
 	sp_setup
 	loss_on 1
-	transfer "$NS_A" "$NS_B" "$(ep 4 "$a" "$SP_PORT")" 20M 120
+	transfer "$NS_A" "$NS_B" "$(ep "$1" "$a" "$SP_PORT")" 20M 120
 	bg_wait client
 	bg_wait server
 	log "$(loss_dropped) packets dropped by M"
@@ -230,13 +230,17 @@ check_synproxy_transfer_with_loss() {
 	nstat_report "$NS_B" B
 	assert_transfer_intact 20M server
 	assert_gt "$(loss_dropped)" 0 "packets dropped by the loss rule"
+	assert_gt "$(nstat_get "$NS_A" TcpRetransSegs)" 0 "A's retransmitted segments"
+	assert_gt "$(isng_counter sack_blocks_translated)" 0 "sack_blocks_translated"
 	sp_assert_handshakes 1
 	assert_host_syn_queue_untouched
 	assert_gt "$(isng_counter seq_translated)" 0 "seq_translated"
 	assert_gt "$(isng_counter ack_translated)" 0 "ack_translated"
 }
 # needs the translate path
-test_gateway_synproxy_transfer_with_loss_ipv4() { gw_sp check_synproxy_transfer_with_loss; }
+test_gateway_synproxy_transfer_with_loss_ipv4() { gw_sp check_synproxy_transfer_with_loss 4; }
+# needs the translate path
+test_gateway_synproxy_transfer_with_loss_ipv6() { gw_sp check_synproxy_transfer_with_loss 6; }
 
 # No listener on A's port. On the gateway: A answers the SYN M sends it
 # with a RST, and the client, whose side the cookie handshake opened, is
