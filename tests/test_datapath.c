@@ -1401,6 +1401,36 @@ out:
 	dp_flows_clear();
 }
 
+/* last_seen is the host's: its segments stamp it, the peer's do not (bpf/ingress.h). */
+TEST(test_last_seen_is_stamped_by_the_hosts_segments)
+{
+	uint16_t lport = fresh_port();
+	struct flow_state st, after;
+	struct pkt_spec s;
+	struct flow_key fk;
+
+	if (!dp_setup() || !open_flow(4, lport, 80, true, 5, &st))
+		return;
+	peer_segment(&s, 4, lport, 80, TH_ACK, 100, st.wire_isn + 1);
+	send_segment(DP_XDP_INGRESS, &s);	/* completes the handshake, if open_flow did not */
+	host_segment(&s, 4, lport, 80, TH_ACK, 6, 100);
+	dp_flow_key_of(&s, true, &fk);
+	if (!ASSERT_TRUE(dp_flow_get(&fk, &st), "flow present"))
+		goto out;
+	usleep(300000);	/* past FLOW_TOUCH_NS */
+	peer_segment(&s, 4, lport, 80, TH_ACK, 100, st.wire_isn + 1);
+	send_segment(DP_XDP_INGRESS, &s);
+	ASSERT_TRUE(dp_flow_get(&fk, &after), "flow present");
+	ASSERT_EQ(after.last_seen_ns, st.last_seen_ns, "a peer segment leaves last_seen");
+	host_segment(&s, 4, lport, 80, TH_ACK, 6, 100);
+	send_segment(DP_TC_EGRESS, &s);
+	ASSERT_TRUE(dp_flow_get(&fk, &after), "flow present");
+	ASSERT_TRUE(after.last_seen_ns >= st.last_seen_ns + 250000000ULL,
+		    "a host segment moves last_seen to now");
+out:
+	dp_flows_clear();
+}
+
 TEST(test_active_flow_is_not_expired)
 {
 	uint16_t lport = fresh_port();
@@ -1412,9 +1442,16 @@ TEST(test_active_flow_is_not_expired)
 		return;
 	if (!open_flow(4, lport, 80, true, 5, &st))
 		goto out;
-	for (int i = 0; i < 8; i++) {	/* 2 s of traffic, every 250 ms */
+	/*
+	 * 2 s of traffic, every 250 ms: the peer's segment and the host's ACK
+	 * of it. The host's side stamps last_seen (a live connection always
+	 * has the host send); the peer's alone does not (next test).
+	 */
+	for (int i = 0; i < 8; i++) {
 		peer_segment(&s, 4, lport, 80, TH_ACK, 100, st.wire_isn + 1);
 		send_segment(DP_XDP_INGRESS, &s);
+		host_segment(&s, 4, lport, 80, TH_ACK, 6, 100);
+		send_segment(DP_TC_EGRESS, &s);
 		usleep(250000);
 	}
 	host_segment(&s, 4, lport, 80, TH_ACK, 6, 100);
