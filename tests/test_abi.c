@@ -64,6 +64,10 @@ out:
 	btf__free(btf);
 }
 
+/* The name and size from the type itself, the member count from its table. */
+#define CHECK_STRUCT(object, type, members) \
+	check_struct(object, #type, sizeof(struct type), members, NMEMB(members))
+
 TEST(test_abi_flow_key_matches_btf)
 {
 	static const struct abi_member members[] = {
@@ -72,16 +76,16 @@ TEST(test_abi_flow_key_matches_btf)
 		MEMBER(flow_key, family), MEMBER(flow_key, pad),
 	};
 
-	check_struct(DATAPATH_OBJ, "flow_key", sizeof(struct flow_key), members, NMEMB(members));
-	check_struct(HASH_TEST_OBJ, "flow_key", sizeof(struct flow_key), members, NMEMB(members));
+	CHECK_STRUCT(DATAPATH_OBJ, flow_key, members);
+	CHECK_STRUCT(HASH_TEST_OBJ, flow_key, members);
 }
 
 TEST(test_abi_isn_key_matches_btf)
 {
 	static const struct abi_member members[] = { MEMBER(isn_key, bytes) };
 
-	check_struct(DATAPATH_OBJ, "isn_key", sizeof(struct isn_key), members, NMEMB(members));
-	check_struct(HASH_TEST_OBJ, "isn_key", sizeof(struct isn_key), members, NMEMB(members));
+	CHECK_STRUCT(DATAPATH_OBJ, isn_key, members);
+	CHECK_STRUCT(HASH_TEST_OBJ, isn_key, members);
 }
 
 TEST(test_abi_isn_config_matches_btf)
@@ -95,8 +99,7 @@ TEST(test_abi_isn_config_matches_btf)
 		MEMBER(isn_config, pad),
 	};
 
-	check_struct(DATAPATH_OBJ, "isn_config", sizeof(struct isn_config), members,
-		     NMEMB(members));
+	CHECK_STRUCT(DATAPATH_OBJ, isn_config, members);
 }
 
 TEST(test_abi_synproxy_records_match_btf)
@@ -111,10 +114,8 @@ TEST(test_abi_synproxy_records_match_btf)
 		MEMBER(syn_rate, syns), MEMBER(syn_rate, active),
 	};
 
-	check_struct(DATAPATH_OBJ, "synproxy_config", sizeof(struct synproxy_config),
-		     config_members, NMEMB(config_members));
-	check_struct(DATAPATH_OBJ, "syn_rate", sizeof(struct syn_rate), rate_members,
-		     NMEMB(rate_members));
+	CHECK_STRUCT(DATAPATH_OBJ, synproxy_config, config_members);
+	CHECK_STRUCT(DATAPATH_OBJ, syn_rate, rate_members);
 }
 
 TEST(test_abi_flow_state_matches_btf)
@@ -127,8 +128,7 @@ TEST(test_abi_flow_state_matches_btf)
 		MEMBER(flow_state, last_seen_ns),
 	};
 
-	check_struct(DATAPATH_OBJ, "flow_state", sizeof(struct flow_state), members,
-		     NMEMB(members));
+	CHECK_STRUCT(DATAPATH_OBJ, flow_state, members);
 }
 
 TEST(test_abi_flow_sweeper_matches_btf)
@@ -137,8 +137,7 @@ TEST(test_abi_flow_sweeper_matches_btf)
 		MEMBER(flow_sweeper, timer), MEMBER(flow_sweeper, armed), MEMBER(flow_sweeper, pad),
 	};
 
-	check_struct(DATAPATH_OBJ, "flow_sweeper", sizeof(struct flow_sweeper), members,
-		     NMEMB(members));
+	CHECK_STRUCT(DATAPATH_OBJ, flow_sweeper, members);
 }
 
 TEST(test_abi_link_records_match_btf)
@@ -152,10 +151,8 @@ TEST(test_abi_link_records_match_btf)
 		MEMBER(link_info, pad), MEMBER(link_info, attached_at),
 	};
 
-	check_struct(DATAPATH_OBJ, "link_key", sizeof(struct link_key), key_members,
-		     NMEMB(key_members));
-	check_struct(DATAPATH_OBJ, "link_info", sizeof(struct link_info), info_members,
-		     NMEMB(info_members));
+	CHECK_STRUCT(DATAPATH_OBJ, link_key, key_members);
+	CHECK_STRUCT(DATAPATH_OBJ, link_info, info_members);
 }
 
 static void check_enum_value(struct btf *btf, const char *enum_name, const char *name, long value)
