@@ -297,6 +297,25 @@ static bool close_flow(int family, uint16_t lport, uint16_t rport, const struct 
 	return send_segment(DP_XDP_INGRESS, &s);
 }
 
+/*
+ * Opens an active flow (open_flow) and sends the host's ACK of the peer's
+ * SYN-ACK, acknowledging peer_ack, through egress: the handshake complete.
+ * fk is the flow's key.
+ */
+static bool open_flow_host_acked(int family, uint16_t lport, uint16_t rport, uint32_t host_isn,
+				 uint32_t peer_ack, struct flow_state *st, struct flow_key *fk)
+{
+	struct pkt_spec s;
+
+	if (!open_flow(family, lport, rport, true, host_isn, st))
+		return false;
+	host_segment(&s, family, lport, rport, TH_ACK, host_isn + 1, peer_ack);
+	if (!send_segment(DP_TC_EGRESS, &s))
+		return false;
+	dp_flow_key_of(&s, true, fk);
+	return true;
+}
+
 /* Sends a SYN-ACK with host_isn through egress; returns the seq it left with. */
 static bool send_synack(int family, uint16_t lport, uint16_t rport, uint32_t host_isn,
 			uint32_t peer_isn, uint32_t *wire)
@@ -1192,13 +1211,9 @@ TEST(test_signed_syn_right_after_promotion_passes_untouched)
 	size_t len;
 
 	signature_option(sig, 19, 0xb0);
-	if (!dp_setup() || !open_flow(4, lport, 179, true, 2000, &st))
-		return;
 	/* The host's ACK of the peer's SYN-ACK promotes the flow. */
-	host_segment(&s, 4, lport, 179, TH_ACK, 2001, 70001);
-	if (!send_segment(DP_TC_EGRESS, &s))
+	if (!dp_setup() || !open_flow_host_acked(4, lport, 179, 2000, 70001, &st, &fk))
 		return;
-	dp_flow_key_of(&s, true, &fk);
 	if (!ASSERT_TRUE(dp_flow_get_in(&fk, &st, &opening) && !opening, "promoted to isn_flows"))
 		return;
 
@@ -1527,16 +1542,11 @@ TEST(test_host_ack_completes_a_handshake)
 {
 	uint16_t lport = fresh_port();
 	struct flow_state st;
-	struct pkt_spec s;
 	struct flow_key fk;
 	bool opening;
 
-	if (!dp_setup() || !open_flow(6, lport, 80, true, 8000, &st))
+	if (!dp_setup() || !open_flow_host_acked(6, lport, 80, 8000, 90001, &st, &fk))
 		return;
-	host_segment(&s, 6, lport, 80, TH_ACK, 8001, 90001);
-	if (!send_segment(DP_TC_EGRESS, &s))
-		return;
-	dp_flow_key_of(&s, true, &fk);
 	if (!ASSERT_TRUE(dp_flow_get_in(&fk, &st, &opening), "flow entry"))
 		return;
 	ASSERT_TRUE(!opening, "in isn_flows");
@@ -1706,11 +1716,8 @@ TEST(test_peer_rst_closes_only_at_the_acknowledged_seq)
 	struct pkt_spec s;
 	struct flow_key fk;
 
-	if (!dp_setup() || !open_flow(4, lport, 82, true, 5555, &st))
+	if (!dp_setup() || !open_flow_host_acked(4, lport, 82, 5555, 0x60000000, &st, &fk))
 		return;
-	host_segment(&s, 4, lport, 82, TH_ACK, 5556, 0x60000000);
-	send_segment(DP_TC_EGRESS, &s);
-	dp_flow_key_of(&s, true, &fk);
 
 	peer_segment(&s, 4, lport, 82, TH_RST, 0x60000001, 0);
 	send_segment(DP_XDP_INGRESS, &s);
