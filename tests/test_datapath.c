@@ -316,6 +316,32 @@ static bool open_flow_host_acked(int family, uint16_t lport, uint16_t rport, uin
 	return true;
 }
 
+/*
+ * Gives the peer's ACK in (its ack already wire_isn + some offset) a SACK
+ * block of 1000 bytes at wire_isn + sack_off, behind two NOPs, and sets want
+ * to what the host must get: ack and edges moved to host_isn's terms where
+ * translated, else in as it is.
+ */
+static void add_sack_block(struct pkt_spec *in, struct pkt_spec *want, uint32_t wire_isn,
+			   uint32_t host_isn, uint32_t sack_off, bool translated)
+{
+	uint32_t blocks[1][2] = { { wire_isn + sack_off, wire_isn + sack_off + 1000 } };
+
+	pkt_opt_nop(in);
+	pkt_opt_nop(in);
+	pkt_opt_sack(in, (const uint32_t (*)[2])blocks, 1);
+	*want = *in;
+	if (!translated)
+		return;
+	want->ack = host_isn + (in->ack - wire_isn);
+	blocks[0][0] = host_isn + sack_off;
+	blocks[0][1] = host_isn + sack_off + 1000;
+	want->tcp_opts_len = 0;
+	pkt_opt_nop(want);
+	pkt_opt_nop(want);
+	pkt_opt_sack(want, (const uint32_t (*)[2])blocks, 1);
+}
+
 /* Sends a SYN-ACK with host_isn through egress; returns the seq it left with. */
 static bool send_synack(int family, uint16_t lport, uint16_t rport, uint32_t host_isn,
 			uint32_t peer_isn, uint32_t *wire)
@@ -889,7 +915,6 @@ static void run_exthdr_row(const struct exthdr_row *row, bool ingress, enum dp_p
 	enum isn_stat stat = ingress ? row->ingress_stat : row->egress_stat;
 	bool translated = stat == STAT_SEQ_TRANSLATED || stat == STAT_ACK_TRANSLATED;
 	uint16_t lport = fresh_port(), rport = 8443;
-	uint32_t blocks[1][2];
 	struct flow_state st;
 	struct pkt_spec in, want;
 	uint64_t before;
@@ -903,21 +928,7 @@ static void run_exthdr_row(const struct exthdr_row *row, bool ingress, enum dp_p
 	if (ingress) {
 		peer_segment(&in, row->family, lport, rport, TH_ACK | TH_PSH, 0x23000000,
 			     st.wire_isn + 2001);
-		blocks[0][0] = st.wire_isn + 4001;
-		blocks[0][1] = st.wire_isn + 5001;
-		pkt_opt_nop(&in);
-		pkt_opt_nop(&in);
-		pkt_opt_sack(&in, (const uint32_t (*)[2])blocks, 1);
-		want = in;
-		if (translated) {
-			want.ack = st.host_isn + 2001;
-			blocks[0][0] = st.host_isn + 4001;
-			blocks[0][1] = st.host_isn + 5001;
-			want.tcp_opts_len = 0;
-			pkt_opt_nop(&want);
-			pkt_opt_nop(&want);
-			pkt_opt_sack(&want, (const uint32_t (*)[2])blocks, 1);
-		}
+		add_sack_block(&in, &want, st.wire_isn, st.host_isn, 4001, translated);
 	} else {
 		host_segment(&in, row->family, lport, rport, TH_ACK | TH_PSH, st.host_isn + 1,
 			     0x33000000);
@@ -1779,7 +1790,6 @@ static void check_big_tcp_hbh_jumbo(bool ingress)
 	uint16_t lport = fresh_port();
 	struct flow_state st;
 	struct pkt_spec in, want;
-	uint32_t blocks[1][2];
 
 	if (!dp_setup() || !open_flow(6, lport, 84, true, 880000, &st))
 		return;
@@ -1787,19 +1797,7 @@ static void check_big_tcp_hbh_jumbo(bool ingress)
 		payload[i] = (uint8_t)(i * 7);
 	if (ingress) {
 		peer_segment(&in, 6, lport, 84, TH_ACK | TH_PSH, 0x70000000, st.wire_isn + 3001);
-		blocks[0][0] = st.wire_isn + 5001;
-		blocks[0][1] = st.wire_isn + 6001;
-		pkt_opt_nop(&in);
-		pkt_opt_nop(&in);
-		pkt_opt_sack(&in, (const uint32_t (*)[2])blocks, 1);
-		want = in;
-		want.ack = 880000 + 3001;
-		blocks[0][0] = 880000 + 5001;
-		blocks[0][1] = 880000 + 6001;
-		want.tcp_opts_len = 0;
-		pkt_opt_nop(&want);
-		pkt_opt_nop(&want);
-		pkt_opt_sack(&want, (const uint32_t (*)[2])blocks, 1);
+		add_sack_block(&in, &want, st.wire_isn, 880000, 5001, true);
 	} else {
 		host_segment(&in, 6, lport, 84, TH_ACK | TH_PSH, 880001, 1);
 		want = in;
