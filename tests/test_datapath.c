@@ -909,6 +909,18 @@ static const struct exthdr_row exthdr_rows[] = {
 	  .ingress_stat = STAT_PASS_IPV6_EXTHDR },
 };
 
+/* The row's extension headers and IPv4 fragment field, and the payload, on a segment. */
+static void exthdr_row_apply(const struct exthdr_row *row, const uint8_t *payload,
+			     size_t payload_len, struct pkt_spec *s)
+{
+	memcpy(s->ip6_ext, row->ext, row->ext_len);
+	s->ip6_ext_len = row->ext_len;
+	s->ip6_ext_first = row->ext_first;
+	s->frag_off = row->frag_off;
+	s->payload = payload;
+	s->payload_len = payload_len;
+}
+
 static void run_exthdr_row(const struct exthdr_row *row, bool ingress, enum dp_prog prog)
 {
 	static uint8_t payload[64];
@@ -936,18 +948,8 @@ static void run_exthdr_row(const struct exthdr_row *row, bool ingress, enum dp_p
 		if (translated)
 			want.seq = in.seq + st.seq_delta;
 	}
-	memcpy(in.ip6_ext, row->ext, row->ext_len);
-	in.ip6_ext_len = row->ext_len;
-	in.ip6_ext_first = row->ext_first;
-	in.frag_off = row->frag_off;
-	in.payload = payload;
-	in.payload_len = sizeof(payload);
-	memcpy(want.ip6_ext, row->ext, row->ext_len);
-	want.ip6_ext_len = row->ext_len;
-	want.ip6_ext_first = row->ext_first;
-	want.frag_off = row->frag_off;
-	want.payload = payload;
-	want.payload_len = sizeof(payload);
+	exthdr_row_apply(row, payload, sizeof(payload), &in);
+	exthdr_row_apply(row, payload, sizeof(payload), &want);
 	before = dp_stat(stat);
 	if (expect_frame(prog, &in, &want, what))
 		ASSERT_EQ(dp_stat(stat), before + 1, what);
