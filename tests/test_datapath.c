@@ -1168,17 +1168,26 @@ static void signature_option(uint8_t sig[18], uint8_t kind, uint8_t fill)
 		sig[i] = (uint8_t)(fill + i);
 }
 
+/* The host's segment s, given the signature option sig, leaves egress untouched. */
+static bool expect_signed_untouched(struct pkt_spec *s, const uint8_t sig[18], const char *what)
+{
+	uint8_t frame[PKT_MAX_LEN];
+	size_t len;
+
+	pkt_opt_raw(s, sig, 18);
+	len = pkt_build(s, frame, sizeof(frame));
+	return expect_untouched_raw(DP_TC_EGRESS, frame, len, what);
+}
+
 /* TCP-MD5 and TCP-AO connections are never rewritten: any change breaks the signature. */
 static void check_signed_syn_passes(uint8_t option_kind, bool synack, int family)
 {
 	uint8_t sig[18];
-	uint8_t frame[PKT_MAX_LEN];
 	uint16_t lport = fresh_port();
 	struct flow_state st;
 	struct pkt_spec s;
 	struct flow_key fk;
 	uint64_t before;
-	size_t len;
 
 	signature_option(sig, option_kind, 0xa0);
 	/* A stale flow on the tuple must not translate the signed connection either. */
@@ -1187,19 +1196,15 @@ static void check_signed_syn_passes(uint8_t option_kind, bool synack, int family
 	host_segment(&s, family, lport, 179, synack ? TH_SYN | TH_ACK : TH_SYN, 0x12345678,
 		     synack ? 99 : 0);
 	pkt_opt_mss(&s, 1460);
-	pkt_opt_raw(&s, sig, sizeof(sig));
-	len = pkt_build(&s, frame, sizeof(frame));
 	before = dp_stat(STAT_PASS_TCP_SIGNED);
-	if (!expect_untouched_raw(DP_TC_EGRESS, frame, len, "signed SYN"))
+	if (!expect_signed_untouched(&s, sig, "signed SYN"))
 		return;
 	ASSERT_EQ(dp_stat(STAT_PASS_TCP_SIGNED), before + 1, "pass_tcp_signed");
 	dp_flow_key_of(&s, true, &fk);
 	ASSERT_TRUE(!dp_flow_get(&fk, &st), "no flow kept for the signed connection");
 
 	host_segment(&s, family, lport, 179, TH_ACK | TH_PSH, 0x12345679, 100);
-	pkt_opt_raw(&s, sig, sizeof(sig));
-	len = pkt_build(&s, frame, sizeof(frame));
-	expect_untouched_raw(DP_TC_EGRESS, frame, len, "signed data segment");
+	expect_signed_untouched(&s, sig, "signed data segment");
 }
 
 TEST(test_tcp_md5_syn_passes_untouched) { if (dp_setup()) check_signed_syn_passes(19, false, 4); }
@@ -1215,13 +1220,11 @@ TEST(test_tcp_ao_synack_passes_untouched) { if (dp_setup()) check_signed_syn_pas
 TEST(test_signed_syn_right_after_promotion_passes_untouched)
 {
 	uint8_t sig[18];
-	uint8_t frame[PKT_MAX_LEN];
 	uint16_t lport = fresh_port();
 	struct flow_state st;
 	struct pkt_spec s;
 	struct flow_key fk;
 	bool opening;
-	size_t len;
 
 	signature_option(sig, 19, 0xb0);
 	/* The host's ACK of the peer's SYN-ACK promotes the flow. */
@@ -1232,17 +1235,13 @@ TEST(test_signed_syn_right_after_promotion_passes_untouched)
 
 	host_segment(&s, 4, lport, 179, TH_SYN, 0x12345678, 0);
 	pkt_opt_mss(&s, 1460);
-	pkt_opt_raw(&s, sig, sizeof(sig));
-	len = pkt_build(&s, frame, sizeof(frame));
-	if (!expect_untouched_raw(DP_TC_EGRESS, frame, len, "signed SYN after the promotion"))
+	if (!expect_signed_untouched(&s, sig, "signed SYN after the promotion"))
 		return;
 	ASSERT_TRUE(!dp_flow_get_in(&fk, &st, &opening),
 		    "no entry left in either table (the moved one included)");
 
 	host_segment(&s, 4, lport, 179, TH_ACK | TH_PSH, 0x12345679, 100);
-	pkt_opt_raw(&s, sig, sizeof(sig));
-	len = pkt_build(&s, frame, sizeof(frame));
-	expect_untouched_raw(DP_TC_EGRESS, frame, len, "signed data segment after the promotion");
+	expect_signed_untouched(&s, sig, "signed data segment after the promotion");
 }
 
 /* --- key and mode changes, flow expiry ------------------------------------ */
