@@ -41,13 +41,8 @@ static uint16_t fresh_port(void)
 static void host_segment(struct pkt_spec *s, int family, uint16_t lport, uint16_t rport,
 			 uint8_t flags, uint32_t seq, uint32_t ack)
 {
-	memset(s, 0, sizeof(*s));
-	pkt_set_addrs(s, family == 6 ? HOST6 : HOST4, family == 6 ? PEER6 : PEER4);
-	s->sport = lport;
-	s->dport = rport;
-	s->flags = flags;
-	s->seq = seq;
-	s->ack = ack;
+	pkt_tcp_segment(s, family == 6 ? HOST6 : HOST4, family == 6 ? PEER6 : PEER4, lport, rport,
+			flags, seq, ack);
 	s->window = 501;
 }
 
@@ -55,13 +50,8 @@ static void host_segment(struct pkt_spec *s, int family, uint16_t lport, uint16_
 static void peer_segment(struct pkt_spec *s, int family, uint16_t lport, uint16_t rport,
 			 uint8_t flags, uint32_t seq, uint32_t ack)
 {
-	memset(s, 0, sizeof(*s));
-	pkt_set_addrs(s, family == 6 ? PEER6 : PEER4, family == 6 ? HOST6 : HOST4);
-	s->sport = rport;
-	s->dport = lport;
-	s->flags = flags;
-	s->seq = seq;
-	s->ack = ack;
+	pkt_tcp_segment(s, family == 6 ? PEER6 : PEER4, family == 6 ? HOST6 : HOST4, rport, lport,
+			flags, seq, ack);
 	s->window = 1002;
 }
 
