@@ -960,13 +960,8 @@ TEST(test_synproxy_segments_of_an_existing_connection_pass_to_the_stack)
 		const struct own_socket_row *r = &own_socket_rows[i];
 
 		test_case_begin("%s", r->name);
-		memset(&s, 0, sizeof(s));
-		pkt_set_addrs(&s, "127.0.0.1", "127.0.0.1");
-		s.sport = client_port;
-		s.dport = SP_PORT;
-		s.flags = r->flags;
-		s.seq = CLIENT_ISN;
-		s.ack = r->flags & TH_ACK ? 0x10000001u : 0;
+		pkt_tcp_segment(&s, "127.0.0.1", "127.0.0.1", client_port, SP_PORT, r->flags,
+				CLIENT_ISN, r->flags & TH_ACK ? 0x10000001u : 0);
 		s.window = 1024;
 		pkt_opt_mss(&s, 1460);
 		in_len = pkt_build(&s, in, sizeof(in));
@@ -1159,13 +1154,7 @@ static size_t loopback_segment(uint8_t flags, uint32_t seq, uint32_t ack, uint8_
 {
 	struct pkt_spec s;
 
-	memset(&s, 0, sizeof(s));
-	pkt_set_addrs(&s, "127.0.0.1", "127.0.0.1");
-	s.sport = KC_CLIENT_PORT;
-	s.dport = SP_PORT;
-	s.flags = flags;
-	s.seq = seq;
-	s.ack = ack;
+	pkt_tcp_segment(&s, "127.0.0.1", "127.0.0.1", KC_CLIENT_PORT, SP_PORT, flags, seq, ack);
 	s.window = 65535;
 	if (flags & TH_SYN)
 		pkt_opt_mss(&s, 1460);
