@@ -1618,3 +1618,42 @@ TEST(test_proxy_client_segments_while_opening)
 	ASSERT_EQ(dp_stat(STAT_PROXY_OPENING), before + 1, "proxy_opening_to_tc");
 	dp_flows_clear();
 }
+
+/* A server silent past SYNPROXY_CONNECT_TIMEOUT_NS: the client's next cookie ACK gets a RST back. */
+TEST(test_proxy_silent_server_gets_the_client_a_rst)
+{
+	static const struct proxy_case c = { .name = "silent", .family = 4, .ts = true };
+	struct pkt_spec ack, rst;
+	struct proxy_conn pc;
+	struct flow_state st;
+	uint64_t before;
+
+	if (!setup(&sp_translate, SP_PORT) || !dp_flows_clear())
+		return;
+	proxy_conn_init(&pc, &c, CLIENT_PORT + 300);
+	if (!proxy_open_step(&pc, DP_TC_COOKIE) ||
+	    !ASSERT_TRUE(dp_flow_get(&pc.fk, &st), "entry"))
+		return;
+	st.created_ns -= SYNPROXY_CONNECT_TIMEOUT_NS + 1000000000ULL;
+	if (!ASSERT_TRUE(dp_flow_put(&pc.fk, &st), "entry aged past the connect timeout"))
+		return;
+	/* The client's retransmitted cookie ACK, as proxy_open_step sent it. */
+	ack = pc.client;
+	ack.flags = TH_ACK;
+	ack.seq = CLIENT_ISN + 1;
+	ack.ack = pc.cookie + 1;
+	ack.window = 502;
+	pkt_opt_nop(&ack);
+	pkt_opt_nop(&ack);
+	pkt_opt_timestamp(&ack, CLIENT_TSVAL + 3, pc.cookie_tsval);
+	/* Turned around: a RST at the seq the client expects (the cookie's next), no options. */
+	rst = pc.server;
+	rst.flags = TH_RST;
+	rst.seq = pc.cookie + 1;
+	rst.ttl = 64;
+	before = dp_stat(STAT_PROXY_TIMEOUT);
+	proxy_expect(DP_TC_COOKIE, &ack, &rst, TC_ACT_REDIRECT_VERDICT,
+		     "the client's ACK answered with a RST");
+	ASSERT_EQ(dp_stat(STAT_PROXY_TIMEOUT), before + 1, "proxy_server_timeout");
+	ASSERT_TRUE(!dp_flow_get(&pc.fk, &st), "the entry is gone");
+}
