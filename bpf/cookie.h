@@ -32,37 +32,34 @@ static __always_inline __u32 cookie_slot(__u64 now_ns)
 }
 
 /*
- * Entry index of the family's table. A switch, not an array: a constant
- * array would become a .rodata map of its own, which the loader would have
- * to load and pin beside the state.
+ * The MSS tables (include/isnguard.h), a row a family: IPv4, then IPv6.
+ * Placed in .rodata (this load's own settings, frozen by libbpf, never
+ * pinned) by hand: clang would put them in a mergeable .rodata.cst*
+ * section, which bpftool cannot make a skeleton of.
  */
+static const __u16 cookie_mss_table[2][COOKIE_MSS_ENTRIES] SEC(".rodata") = {
+	COOKIE_MSS4_TABLE, COOKIE_MSS6_TABLE,
+};
+static const __u16 cookie_nots_mss_table[2][COOKIE_NOTS_MSS_ENTRIES] SEC(".rodata") = {
+	COOKIE_NOTS_MSS4_TABLE, COOKIE_NOTS_MSS6_TABLE,
+};
+
+/* The row of a table: IPv4's, or IPv6's for any other family. */
+static __always_inline __u32 cookie_mss_row(__u8 family)
+{
+	return family == FLOW_FAMILY_IPV4 ? 0 : 1;
+}
+
+/* Entry index of the family's table (COOKIE_MSS*). */
 static __always_inline __u16 cookie_mss_value(__u8 family, __u32 index)
 {
-	const bool v4 = family == FLOW_FAMILY_IPV4;
-
-	switch (index & COOKIE_MSS_MASK) {
-	case 0: return v4 ? COOKIE_MSS4_0 : COOKIE_MSS6_0;
-	case 1: return v4 ? COOKIE_MSS4_1 : COOKIE_MSS6_1;
-	case 2: return v4 ? COOKIE_MSS4_2 : COOKIE_MSS6_2;
-	case 3: return v4 ? COOKIE_MSS4_3 : COOKIE_MSS6_3;
-	case 4: return v4 ? COOKIE_MSS4_4 : COOKIE_MSS6_4;
-	case 5: return v4 ? COOKIE_MSS4_5 : COOKIE_MSS6_5;
-	case 6: return v4 ? COOKIE_MSS4_6 : COOKIE_MSS6_6;
-	default: return v4 ? COOKIE_MSS4_7 : COOKIE_MSS6_7;
-	}
+	return cookie_mss_table[cookie_mss_row(family)][index & COOKIE_MSS_MASK];
 }
 
 /* MSS class of a client without timestamps (COOKIE_NOTS_MSS*). */
 static __always_inline __u16 cookie_nots_mss_value(__u8 family, __u32 index)
 {
-	const bool v4 = family == FLOW_FAMILY_IPV4;
-
-	switch (index & COOKIE_NOTS_MSS_MASK) {
-	case 0: return v4 ? COOKIE_NOTS_MSS4_0 : COOKIE_NOTS_MSS6_0;
-	case 1: return v4 ? COOKIE_NOTS_MSS4_1 : COOKIE_NOTS_MSS6_1;
-	case 2: return v4 ? COOKIE_NOTS_MSS4_2 : COOKIE_NOTS_MSS6_2;
-	default: return v4 ? COOKIE_NOTS_MSS4_3 : COOKIE_NOTS_MSS6_3;
-	}
+	return cookie_nots_mss_table[cookie_mss_row(family)][index & COOKIE_NOTS_MSS_MASK];
 }
 
 /*

@@ -222,14 +222,20 @@ static __always_inline void flow_sweeper_ensure(void)
  * egress and ingress programs on different CPUs cannot undo each other. The
  * phase the bits give is what the sweeper measures the idle time against.
  */
+static __always_inline void flow_note_flags(struct flow_state *st, __u32 new_flags)
+{
+	if ((st->flags & new_flags) != new_flags)
+		__sync_fetch_and_or(&st->flags, new_flags);
+}
+
+/* The same, and last_seen moved to now (at most every FLOW_TOUCH_NS). */
 static __always_inline void flow_note(struct flow_state *st, void *map __maybe_unused,
 				      __u32 new_flags, __u64 now)
 {
 	/* Signed: the coarse clock may lag the precise one the entry was created with. */
 	if ((__s64)(now - st->last_seen_ns) > (__s64)FLOW_TOUCH_NS)
 		st->last_seen_ns = now;
-	if ((st->flags & new_flags) != new_flags)
-		__sync_fetch_and_or(&st->flags, new_flags);
+	flow_note_flags(st, new_flags);
 }
 
 /*

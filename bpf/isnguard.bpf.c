@@ -8,9 +8,9 @@
  * looks up, decides, rewrites, and ends in one counter.
  *
  * Size after verification (`bpftool prog loadall build/isnguard.bpf.o DIR`,
- * then `bpftool prog show pinned`, xlated / 8): isnguard_xdp 5216,
- * isnguard_xdp_cookie 3561, isnguard_tc_ingress 5181, isnguard_tc_cookie
- * 3701, isnguard_tc_egress 5141 instructions; the option walks are bpf_loop
+ * then `bpftool prog show pinned`, xlated / 8): isnguard_xdp 5271,
+ * isnguard_xdp_cookie 3566, isnguard_tc_ingress 5212, isnguard_tc_cookie
+ * 3695, isnguard_tc_egress 5141 instructions; the option walks are bpf_loop
  * callbacks, verified once.
  */
 #include "vmlinux.h"

@@ -144,25 +144,13 @@ static void add_isn_cases(struct bench *b)
 
 static void host_spec(struct pkt_spec *s, uint16_t lport, uint8_t flags, uint32_t seq)
 {
-	memset(s, 0, sizeof(*s));
-	pkt_set_addrs(s, HOST, PEER);
-	s->sport = lport;
-	s->dport = 443;
-	s->flags = flags;
-	s->seq = seq;
-	s->ack = flags & TH_ACK ? 0x20000000 : 0;
+	pkt_tcp_segment(s, HOST, PEER, lport, 443, flags, seq, flags & TH_ACK ? 0x20000000 : 0);
 	s->window = 501;
 }
 
 static void peer_spec(struct pkt_spec *s, uint16_t lport, uint8_t flags, uint32_t ack)
 {
-	memset(s, 0, sizeof(*s));
-	pkt_set_addrs(s, PEER, HOST);
-	s->sport = 443;
-	s->dport = lport;
-	s->flags = flags;
-	s->seq = 0x20000000;
-	s->ack = ack;
+	pkt_tcp_segment(s, PEER, HOST, 443, lport, flags, 0x20000000, ack);
 	s->window = 1000;
 }
 

@@ -27,6 +27,18 @@ bool pkt_set_addrs(struct pkt_spec *s, const char *src, const char *dst)
 	return inet_pton(af, src, s->src) == 1 && inet_pton(af, dst, s->dst) == 1;
 }
 
+bool pkt_tcp_segment(struct pkt_spec *s, const char *src, const char *dst, uint16_t sport,
+		     uint16_t dport, uint8_t flags, uint32_t seq, uint32_t ack)
+{
+	memset(s, 0, sizeof(*s));
+	s->sport = sport;
+	s->dport = dport;
+	s->flags = flags;
+	s->seq = seq;
+	s->ack = ack;
+	return pkt_set_addrs(s, src, dst);
+}
+
 bool pkt_opt_raw(struct pkt_spec *s, const uint8_t *bytes, size_t len)
 {
 	if (s->tcp_opts_len + len > PKT_MAX_TCP_OPTS)

@@ -80,6 +80,10 @@ struct pkt_spec {
 /* Addresses from text; return false on a bad address. */
 bool pkt_set_addrs(struct pkt_spec *s, const char *src, const char *dst);
 
+/* A TCP segment from src:sport to dst:dport, every other field zero; false on a bad address. */
+bool pkt_tcp_segment(struct pkt_spec *s, const char *src, const char *dst, uint16_t sport,
+		     uint16_t dport, uint8_t flags, uint32_t seq, uint32_t ack);
+
 /* Appending TCP options; each returns false when the 40 bytes are full. */
 bool pkt_opt_nop(struct pkt_spec *s);
 bool pkt_opt_mss(struct pkt_spec *s, uint16_t mss);

@@ -21,6 +21,35 @@ struct abi_member {
 
 #define MEMBER(type, field) { #field, offsetof(struct type, field), sizeof(((struct type *)0)->field) }
 
+/* MEMBERS(type, a, b, ...): { MEMBER(type, a), MEMBER(type, b), ... }, up to 20 fields. */
+#define MEMBERS_1(t, f) MEMBER(t, f)
+#define MEMBERS_2(t, f, ...) MEMBER(t, f), MEMBERS_1(t, __VA_ARGS__)
+#define MEMBERS_3(t, f, ...) MEMBER(t, f), MEMBERS_2(t, __VA_ARGS__)
+#define MEMBERS_4(t, f, ...) MEMBER(t, f), MEMBERS_3(t, __VA_ARGS__)
+#define MEMBERS_5(t, f, ...) MEMBER(t, f), MEMBERS_4(t, __VA_ARGS__)
+#define MEMBERS_6(t, f, ...) MEMBER(t, f), MEMBERS_5(t, __VA_ARGS__)
+#define MEMBERS_7(t, f, ...) MEMBER(t, f), MEMBERS_6(t, __VA_ARGS__)
+#define MEMBERS_8(t, f, ...) MEMBER(t, f), MEMBERS_7(t, __VA_ARGS__)
+#define MEMBERS_9(t, f, ...) MEMBER(t, f), MEMBERS_8(t, __VA_ARGS__)
+#define MEMBERS_10(t, f, ...) MEMBER(t, f), MEMBERS_9(t, __VA_ARGS__)
+#define MEMBERS_11(t, f, ...) MEMBER(t, f), MEMBERS_10(t, __VA_ARGS__)
+#define MEMBERS_12(t, f, ...) MEMBER(t, f), MEMBERS_11(t, __VA_ARGS__)
+#define MEMBERS_13(t, f, ...) MEMBER(t, f), MEMBERS_12(t, __VA_ARGS__)
+#define MEMBERS_14(t, f, ...) MEMBER(t, f), MEMBERS_13(t, __VA_ARGS__)
+#define MEMBERS_15(t, f, ...) MEMBER(t, f), MEMBERS_14(t, __VA_ARGS__)
+#define MEMBERS_16(t, f, ...) MEMBER(t, f), MEMBERS_15(t, __VA_ARGS__)
+#define MEMBERS_17(t, f, ...) MEMBER(t, f), MEMBERS_16(t, __VA_ARGS__)
+#define MEMBERS_18(t, f, ...) MEMBER(t, f), MEMBERS_17(t, __VA_ARGS__)
+#define MEMBERS_19(t, f, ...) MEMBER(t, f), MEMBERS_18(t, __VA_ARGS__)
+#define MEMBERS_20(t, f, ...) MEMBER(t, f), MEMBERS_19(t, __VA_ARGS__)
+#define MEMBERS_NTH(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, _16,	\
+		    _17, _18, _19, _20, n, ...) n
+#define MEMBERS(t, ...) { MEMBERS_NTH(__VA_ARGS__, MEMBERS_20, MEMBERS_19, MEMBERS_18,	\
+				      MEMBERS_17, MEMBERS_16, MEMBERS_15, MEMBERS_14,	\
+				      MEMBERS_13, MEMBERS_12, MEMBERS_11, MEMBERS_10, MEMBERS_9, \
+				      MEMBERS_8, MEMBERS_7, MEMBERS_6, MEMBERS_5, MEMBERS_4, \
+				      MEMBERS_3, MEMBERS_2, MEMBERS_1)(t, __VA_ARGS__) }
+
 /* The datapath object; the hash test object shares the ISN types with it. */
 #define DATAPATH_OBJ "isnguard.bpf.o"
 #define HASH_TEST_OBJ "isn_test.bpf.o"
@@ -64,102 +93,74 @@ out:
 	btf__free(btf);
 }
 
+/* The name and size from the type itself, the member count from its table. */
+#define CHECK_STRUCT(object, type, members) \
+	check_struct(object, #type, sizeof(struct type), members, NMEMB(members))
+
 TEST(test_abi_flow_key_matches_btf)
 {
-	static const struct abi_member members[] = {
-		MEMBER(flow_key, local_addr), MEMBER(flow_key, remote_addr),
-		MEMBER(flow_key, local_port), MEMBER(flow_key, remote_port),
-		MEMBER(flow_key, family), MEMBER(flow_key, pad),
-	};
+	static const struct abi_member members[] =
+		MEMBERS(flow_key, local_addr, remote_addr, local_port, remote_port, family, pad);
 
-	check_struct(DATAPATH_OBJ, "flow_key", sizeof(struct flow_key), members, NMEMB(members));
-	check_struct(HASH_TEST_OBJ, "flow_key", sizeof(struct flow_key), members, NMEMB(members));
+	CHECK_STRUCT(DATAPATH_OBJ, flow_key, members);
+	CHECK_STRUCT(HASH_TEST_OBJ, flow_key, members);
 }
 
 TEST(test_abi_isn_key_matches_btf)
 {
-	static const struct abi_member members[] = { MEMBER(isn_key, bytes) };
+	static const struct abi_member members[] = MEMBERS(isn_key, bytes);
 
-	check_struct(DATAPATH_OBJ, "isn_key", sizeof(struct isn_key), members, NMEMB(members));
-	check_struct(HASH_TEST_OBJ, "isn_key", sizeof(struct isn_key), members, NMEMB(members));
+	CHECK_STRUCT(DATAPATH_OBJ, isn_key, members);
+	CHECK_STRUCT(HASH_TEST_OBJ, isn_key, members);
 }
 
 TEST(test_abi_isn_config_matches_btf)
 {
-	static const struct abi_member members[] = {
-		MEMBER(isn_config, hash), MEMBER(isn_config, flags),
-		MEMBER(isn_config, timeout_opening), MEMBER(isn_config, timeout_established),
-		MEMBER(isn_config, timeout_closing), MEMBER(isn_config, timeout_closed),
-		MEMBER(isn_config, key_gen), MEMBER(isn_config, sweep_interval_ms),
-		MEMBER(isn_config, key_rotated_ns), MEMBER(isn_config, max_flows),
-		MEMBER(isn_config, pad),
-	};
+	static const struct abi_member members[] =
+		MEMBERS(isn_config, hash, flags, timeout_opening, timeout_established,
+			timeout_closing, timeout_closed, key_gen, sweep_interval_ms,
+			key_rotated_ns, max_flows, pad);
 
-	check_struct(DATAPATH_OBJ, "isn_config", sizeof(struct isn_config), members,
-		     NMEMB(members));
+	CHECK_STRUCT(DATAPATH_OBJ, isn_config, members);
 }
 
 TEST(test_abi_synproxy_records_match_btf)
 {
-	static const struct abi_member config_members[] = {
-		MEMBER(synproxy_config, mode), MEMBER(synproxy_config, flags),
-		MEMBER(synproxy_config, syn_threshold), MEMBER(synproxy_config, rcv_wscale),
-		MEMBER(synproxy_config, window), MEMBER(synproxy_config, path),
-	};
-	static const struct abi_member rate_members[] = {
-		MEMBER(syn_rate, window_start_ns), MEMBER(syn_rate, last_syn_ns),
-		MEMBER(syn_rate, syns), MEMBER(syn_rate, active),
-	};
+	static const struct abi_member config_members[] =
+		MEMBERS(synproxy_config, mode, flags, syn_threshold, rcv_wscale, window, path);
+	static const struct abi_member rate_members[] =
+		MEMBERS(syn_rate, window_start_ns, last_syn_ns, syns, active);
 
-	check_struct(DATAPATH_OBJ, "synproxy_config", sizeof(struct synproxy_config),
-		     config_members, NMEMB(config_members));
-	check_struct(DATAPATH_OBJ, "syn_rate", sizeof(struct syn_rate), rate_members,
-		     NMEMB(rate_members));
+	CHECK_STRUCT(DATAPATH_OBJ, synproxy_config, config_members);
+	CHECK_STRUCT(DATAPATH_OBJ, syn_rate, rate_members);
 }
 
 TEST(test_abi_flow_state_matches_btf)
 {
-	static const struct abi_member members[] = {
-		MEMBER(flow_state, seq_delta), MEMBER(flow_state, host_isn),
-		MEMBER(flow_state, wire_isn), MEMBER(flow_state, flags), MEMBER(flow_state, hash),
-		MEMBER(flow_state, host_ack), MEMBER(flow_state, host_snd_nxt),
-		MEMBER(flow_state, ts_delta), MEMBER(flow_state, peer_tsval),
-		MEMBER(flow_state, peer_window), MEMBER(flow_state, wscale_host),
-		MEMBER(flow_state, wscale_wire), MEMBER(flow_state, peer_wscale_wire),
-		MEMBER(flow_state, peer_wscale_host), MEMBER(flow_state, pad),
-		MEMBER(flow_state, created_ns),
-		MEMBER(flow_state, last_seen_ns),
-	};
+	static const struct abi_member members[] =
+		MEMBERS(flow_state, seq_delta, host_isn, wire_isn, flags, hash, host_ack,
+			host_snd_nxt, ts_delta, peer_tsval, peer_window, wscale_host, wscale_wire,
+			peer_wscale_wire, peer_wscale_host, pad, created_ns, last_seen_ns);
 
-	check_struct(DATAPATH_OBJ, "flow_state", sizeof(struct flow_state), members,
-		     NMEMB(members));
+	CHECK_STRUCT(DATAPATH_OBJ, flow_state, members);
 }
 
 TEST(test_abi_flow_sweeper_matches_btf)
 {
-	static const struct abi_member members[] = {
-		MEMBER(flow_sweeper, timer), MEMBER(flow_sweeper, armed), MEMBER(flow_sweeper, pad),
-	};
+	static const struct abi_member members[] = MEMBERS(flow_sweeper, timer, armed, pad);
 
-	check_struct(DATAPATH_OBJ, "flow_sweeper", sizeof(struct flow_sweeper), members,
-		     NMEMB(members));
+	CHECK_STRUCT(DATAPATH_OBJ, flow_sweeper, members);
 }
 
 TEST(test_abi_link_records_match_btf)
 {
-	static const struct abi_member key_members[] = {
-		MEMBER(link_key, netns_ino), MEMBER(link_key, ifindex), MEMBER(link_key, pad),
-	};
-	static const struct abi_member info_members[] = {
-		MEMBER(link_info, ifname), MEMBER(link_info, ingress),
-		MEMBER(link_info, ingress_prog_id), MEMBER(link_info, egress_prog_id),
-		MEMBER(link_info, pad), MEMBER(link_info, attached_at),
-	};
+	static const struct abi_member key_members[] = MEMBERS(link_key, netns_ino, ifindex, pad);
+	static const struct abi_member info_members[] =
+		MEMBERS(link_info, ifname, ingress, ingress_prog_id, egress_prog_id, pad,
+			attached_at);
 
-	check_struct(DATAPATH_OBJ, "link_key", sizeof(struct link_key), key_members,
-		     NMEMB(key_members));
-	check_struct(DATAPATH_OBJ, "link_info", sizeof(struct link_info), info_members,
-		     NMEMB(info_members));
+	CHECK_STRUCT(DATAPATH_OBJ, link_key, key_members);
+	CHECK_STRUCT(DATAPATH_OBJ, link_info, info_members);
 }
 
 static void check_enum_value(struct btf *btf, const char *enum_name, const char *name, long value)

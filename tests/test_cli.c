@@ -221,6 +221,9 @@ static const struct {
 	{ "synproxy zero threshold", { "synproxy", "--syn-threshold", "0" }, "bad --syn-threshold '0': must be 1-100000000" },
 	{ "synproxy bad ports", { "synproxy", "80,70000" }, "bad port list" },
 	{ "synproxy two arguments", { "synproxy", "80", "off" }, "unexpected argument 'off'" },
+	{ "synproxy unknown path", { "synproxy", "--path", "remote" }, "unknown path 'remote': use auto, local or translate" },
+	{ "attach unknown synproxy path", { "attach", "--synproxy", "80", "--synproxy-path", "nat", "eth0" }, "unknown --synproxy-path 'nat'" },
+	{ "attach synproxy path alone", { "attach", "--synproxy-path", "translate", "eth0" }, "go with --synproxy PORTS" },
 	{ "flows unknown option", { "flows", "--family", "ipx" }, "unknown option --family" },
 };
 

@@ -396,6 +396,34 @@ TEST(test_flows_json_lists_a_planted_flow_with_its_fields)
 	state_destroy(&st);
 }
 
+/* A translated SYN-proxy connection: its flags by name and its proxy fields. */
+TEST(test_flows_json_shows_a_proxied_flow)
+{
+	const char *args[] = { "flows", "--json", NULL };
+	struct flow_key key = make_key(FLOW_FAMILY_IPV4, "10.0.0.1", 443, "10.0.0.2", 40001);
+	__u64 now_ns = coarse_now_ns();
+	struct flow_state state = {
+		.host_isn = 7, .wire_isn = 9, .seq_delta = 2,
+		.flags = FLOW_F_PROXIED | FLOW_F_PASSIVE_OPEN | FLOW_F_ESTABLISHED | FLOW_F_PROXY_TS,
+		.ts_delta = 12345, .wscale_host = 2, .wscale_wire = 7, .peer_wscale_wire = 8,
+		.peer_wscale_host = 8, .created_ns = now_ns, .last_seen_ns = now_ns,
+	};
+	const char *want = "\"flags\":[\"passive_open\",\"established\",\"proxied\","
+			   "\"proxy_timestamps\"],\"proxy\":{\"ts_delta\":12345,\"wscale_host\":2,"
+			   "\"wscale_wire\":7,\"peer_wscale_wire\":8,\"peer_wscale_host\":8},\"age_s\":";
+	struct pinned_state st;
+	struct cli_result res;
+
+	if (!state_create(&st))
+		return;
+	if (plant_flow(&st, &key, &state) && run_cli(&res, args)) {
+		ASSERT_EQ(res.status, 0, "exit status");
+		if (!ASSERT_TRUE(strstr(res.out, want) != NULL, "proxied flags and fields"))
+			test_log("stdout: %s", res.out);
+	}
+	state_destroy(&st);
+}
+
 /* The first word of each line after the header, in order, joined by spaces. */
 static void first_words(const char *out, char *words, size_t len)
 {

@@ -41,13 +41,8 @@ static uint16_t fresh_port(void)
 static void host_segment(struct pkt_spec *s, int family, uint16_t lport, uint16_t rport,
 			 uint8_t flags, uint32_t seq, uint32_t ack)
 {
-	memset(s, 0, sizeof(*s));
-	pkt_set_addrs(s, family == 6 ? HOST6 : HOST4, family == 6 ? PEER6 : PEER4);
-	s->sport = lport;
-	s->dport = rport;
-	s->flags = flags;
-	s->seq = seq;
-	s->ack = ack;
+	pkt_tcp_segment(s, family == 6 ? HOST6 : HOST4, family == 6 ? PEER6 : PEER4, lport, rport,
+			flags, seq, ack);
 	s->window = 501;
 }
 
@@ -55,13 +50,8 @@ static void host_segment(struct pkt_spec *s, int family, uint16_t lport, uint16_
 static void peer_segment(struct pkt_spec *s, int family, uint16_t lport, uint16_t rport,
 			 uint8_t flags, uint32_t seq, uint32_t ack)
 {
-	memset(s, 0, sizeof(*s));
-	pkt_set_addrs(s, family == 6 ? PEER6 : PEER4, family == 6 ? HOST6 : HOST4);
-	s->sport = rport;
-	s->dport = lport;
-	s->flags = flags;
-	s->seq = seq;
-	s->ack = ack;
+	pkt_tcp_segment(s, family == 6 ? PEER6 : PEER4, family == 6 ? HOST6 : HOST4, rport, lport,
+			flags, seq, ack);
 	s->window = 1002;
 }
 
@@ -295,6 +285,51 @@ static bool close_flow(int family, uint16_t lport, uint16_t rport, const struct 
 		return false;
 	peer_segment(&s, family, lport, rport, TH_FIN | TH_ACK, 5001, st->wire_isn + 2);
 	return send_segment(DP_XDP_INGRESS, &s);
+}
+
+/*
+ * Opens an active flow (open_flow) and sends the host's ACK of the peer's
+ * SYN-ACK, acknowledging peer_ack, through egress: the handshake complete.
+ * fk is the flow's key.
+ */
+static bool open_flow_host_acked(int family, uint16_t lport, uint16_t rport, uint32_t host_isn,
+				 uint32_t peer_ack, struct flow_state *st, struct flow_key *fk)
+{
+	struct pkt_spec s;
+
+	if (!open_flow(family, lport, rport, true, host_isn, st))
+		return false;
+	host_segment(&s, family, lport, rport, TH_ACK, host_isn + 1, peer_ack);
+	if (!send_segment(DP_TC_EGRESS, &s))
+		return false;
+	dp_flow_key_of(&s, true, fk);
+	return true;
+}
+
+/*
+ * Gives the peer's ACK in (its ack already wire_isn + some offset) a SACK
+ * block of 1000 bytes at wire_isn + sack_off, behind two NOPs, and sets want
+ * to what the host must get: ack and edges moved to host_isn's terms where
+ * translated, else in as it is.
+ */
+static void add_sack_block(struct pkt_spec *in, struct pkt_spec *want, uint32_t wire_isn,
+			   uint32_t host_isn, uint32_t sack_off, bool translated)
+{
+	uint32_t blocks[1][2] = { { wire_isn + sack_off, wire_isn + sack_off + 1000 } };
+
+	pkt_opt_nop(in);
+	pkt_opt_nop(in);
+	pkt_opt_sack(in, (const uint32_t (*)[2])blocks, 1);
+	*want = *in;
+	if (!translated)
+		return;
+	want->ack = host_isn + (in->ack - wire_isn);
+	blocks[0][0] = host_isn + sack_off;
+	blocks[0][1] = host_isn + sack_off + 1000;
+	want->tcp_opts_len = 0;
+	pkt_opt_nop(want);
+	pkt_opt_nop(want);
+	pkt_opt_sack(want, (const uint32_t (*)[2])blocks, 1);
 }
 
 /* Sends a SYN-ACK with host_isn through egress; returns the seq it left with. */
@@ -864,13 +899,24 @@ static const struct exthdr_row exthdr_rows[] = {
 	  .ingress_stat = STAT_PASS_IPV6_EXTHDR },
 };
 
+/* The row's extension headers and IPv4 fragment field, and the payload, on a segment. */
+static void exthdr_row_apply(const struct exthdr_row *row, const uint8_t *payload,
+			     size_t payload_len, struct pkt_spec *s)
+{
+	memcpy(s->ip6_ext, row->ext, row->ext_len);
+	s->ip6_ext_len = row->ext_len;
+	s->ip6_ext_first = row->ext_first;
+	s->frag_off = row->frag_off;
+	s->payload = payload;
+	s->payload_len = payload_len;
+}
+
 static void run_exthdr_row(const struct exthdr_row *row, bool ingress, enum dp_prog prog)
 {
 	static uint8_t payload[64];
 	enum isn_stat stat = ingress ? row->ingress_stat : row->egress_stat;
 	bool translated = stat == STAT_SEQ_TRANSLATED || stat == STAT_ACK_TRANSLATED;
 	uint16_t lport = fresh_port(), rport = 8443;
-	uint32_t blocks[1][2];
 	struct flow_state st;
 	struct pkt_spec in, want;
 	uint64_t before;
@@ -884,21 +930,7 @@ static void run_exthdr_row(const struct exthdr_row *row, bool ingress, enum dp_p
 	if (ingress) {
 		peer_segment(&in, row->family, lport, rport, TH_ACK | TH_PSH, 0x23000000,
 			     st.wire_isn + 2001);
-		blocks[0][0] = st.wire_isn + 4001;
-		blocks[0][1] = st.wire_isn + 5001;
-		pkt_opt_nop(&in);
-		pkt_opt_nop(&in);
-		pkt_opt_sack(&in, (const uint32_t (*)[2])blocks, 1);
-		want = in;
-		if (translated) {
-			want.ack = st.host_isn + 2001;
-			blocks[0][0] = st.host_isn + 4001;
-			blocks[0][1] = st.host_isn + 5001;
-			want.tcp_opts_len = 0;
-			pkt_opt_nop(&want);
-			pkt_opt_nop(&want);
-			pkt_opt_sack(&want, (const uint32_t (*)[2])blocks, 1);
-		}
+		add_sack_block(&in, &want, st.wire_isn, st.host_isn, 4001, translated);
 	} else {
 		host_segment(&in, row->family, lport, rport, TH_ACK | TH_PSH, st.host_isn + 1,
 			     0x33000000);
@@ -906,18 +938,8 @@ static void run_exthdr_row(const struct exthdr_row *row, bool ingress, enum dp_p
 		if (translated)
 			want.seq = in.seq + st.seq_delta;
 	}
-	memcpy(in.ip6_ext, row->ext, row->ext_len);
-	in.ip6_ext_len = row->ext_len;
-	in.ip6_ext_first = row->ext_first;
-	in.frag_off = row->frag_off;
-	in.payload = payload;
-	in.payload_len = sizeof(payload);
-	memcpy(want.ip6_ext, row->ext, row->ext_len);
-	want.ip6_ext_len = row->ext_len;
-	want.ip6_ext_first = row->ext_first;
-	want.frag_off = row->frag_off;
-	want.payload = payload;
-	want.payload_len = sizeof(payload);
+	exthdr_row_apply(row, payload, sizeof(payload), &in);
+	exthdr_row_apply(row, payload, sizeof(payload), &want);
 	before = dp_stat(stat);
 	if (expect_frame(prog, &in, &want, what))
 		ASSERT_EQ(dp_stat(stat), before + 1, what);
@@ -1136,17 +1158,26 @@ static void signature_option(uint8_t sig[18], uint8_t kind, uint8_t fill)
 		sig[i] = (uint8_t)(fill + i);
 }
 
+/* The host's segment s, given the signature option sig, leaves egress untouched. */
+static bool expect_signed_untouched(struct pkt_spec *s, const uint8_t sig[18], const char *what)
+{
+	uint8_t frame[PKT_MAX_LEN];
+	size_t len;
+
+	pkt_opt_raw(s, sig, 18);
+	len = pkt_build(s, frame, sizeof(frame));
+	return expect_untouched_raw(DP_TC_EGRESS, frame, len, what);
+}
+
 /* TCP-MD5 and TCP-AO connections are never rewritten: any change breaks the signature. */
 static void check_signed_syn_passes(uint8_t option_kind, bool synack, int family)
 {
 	uint8_t sig[18];
-	uint8_t frame[PKT_MAX_LEN];
 	uint16_t lport = fresh_port();
 	struct flow_state st;
 	struct pkt_spec s;
 	struct flow_key fk;
 	uint64_t before;
-	size_t len;
 
 	signature_option(sig, option_kind, 0xa0);
 	/* A stale flow on the tuple must not translate the signed connection either. */
@@ -1155,19 +1186,15 @@ static void check_signed_syn_passes(uint8_t option_kind, bool synack, int family
 	host_segment(&s, family, lport, 179, synack ? TH_SYN | TH_ACK : TH_SYN, 0x12345678,
 		     synack ? 99 : 0);
 	pkt_opt_mss(&s, 1460);
-	pkt_opt_raw(&s, sig, sizeof(sig));
-	len = pkt_build(&s, frame, sizeof(frame));
 	before = dp_stat(STAT_PASS_TCP_SIGNED);
-	if (!expect_untouched_raw(DP_TC_EGRESS, frame, len, "signed SYN"))
+	if (!expect_signed_untouched(&s, sig, "signed SYN"))
 		return;
 	ASSERT_EQ(dp_stat(STAT_PASS_TCP_SIGNED), before + 1, "pass_tcp_signed");
 	dp_flow_key_of(&s, true, &fk);
 	ASSERT_TRUE(!dp_flow_get(&fk, &st), "no flow kept for the signed connection");
 
 	host_segment(&s, family, lport, 179, TH_ACK | TH_PSH, 0x12345679, 100);
-	pkt_opt_raw(&s, sig, sizeof(sig));
-	len = pkt_build(&s, frame, sizeof(frame));
-	expect_untouched_raw(DP_TC_EGRESS, frame, len, "signed data segment");
+	expect_signed_untouched(&s, sig, "signed data segment");
 }
 
 TEST(test_tcp_md5_syn_passes_untouched) { if (dp_setup()) check_signed_syn_passes(19, false, 4); }
@@ -1183,38 +1210,28 @@ TEST(test_tcp_ao_synack_passes_untouched) { if (dp_setup()) check_signed_syn_pas
 TEST(test_signed_syn_right_after_promotion_passes_untouched)
 {
 	uint8_t sig[18];
-	uint8_t frame[PKT_MAX_LEN];
 	uint16_t lport = fresh_port();
 	struct flow_state st;
 	struct pkt_spec s;
 	struct flow_key fk;
 	bool opening;
-	size_t len;
 
 	signature_option(sig, 19, 0xb0);
-	if (!dp_setup() || !open_flow(4, lport, 179, true, 2000, &st))
-		return;
 	/* The host's ACK of the peer's SYN-ACK promotes the flow. */
-	host_segment(&s, 4, lport, 179, TH_ACK, 2001, 70001);
-	if (!send_segment(DP_TC_EGRESS, &s))
+	if (!dp_setup() || !open_flow_host_acked(4, lport, 179, 2000, 70001, &st, &fk))
 		return;
-	dp_flow_key_of(&s, true, &fk);
 	if (!ASSERT_TRUE(dp_flow_get_in(&fk, &st, &opening) && !opening, "promoted to isn_flows"))
 		return;
 
 	host_segment(&s, 4, lport, 179, TH_SYN, 0x12345678, 0);
 	pkt_opt_mss(&s, 1460);
-	pkt_opt_raw(&s, sig, sizeof(sig));
-	len = pkt_build(&s, frame, sizeof(frame));
-	if (!expect_untouched_raw(DP_TC_EGRESS, frame, len, "signed SYN after the promotion"))
+	if (!expect_signed_untouched(&s, sig, "signed SYN after the promotion"))
 		return;
 	ASSERT_TRUE(!dp_flow_get_in(&fk, &st, &opening),
 		    "no entry left in either table (the moved one included)");
 
 	host_segment(&s, 4, lport, 179, TH_ACK | TH_PSH, 0x12345679, 100);
-	pkt_opt_raw(&s, sig, sizeof(sig));
-	len = pkt_build(&s, frame, sizeof(frame));
-	expect_untouched_raw(DP_TC_EGRESS, frame, len, "signed data segment after the promotion");
+	expect_signed_untouched(&s, sig, "signed data segment after the promotion");
 }
 
 /* --- key and mode changes, flow expiry ------------------------------------ */
@@ -1401,6 +1418,36 @@ out:
 	dp_flows_clear();
 }
 
+/* last_seen is the host's: its segments stamp it, the peer's do not (bpf/ingress.h). */
+TEST(test_last_seen_is_stamped_by_the_hosts_segments)
+{
+	uint16_t lport = fresh_port();
+	struct flow_state st, after;
+	struct pkt_spec s;
+	struct flow_key fk;
+
+	if (!dp_setup() || !open_flow(4, lport, 80, true, 5, &st))
+		return;
+	peer_segment(&s, 4, lport, 80, TH_ACK, 100, st.wire_isn + 1);
+	send_segment(DP_XDP_INGRESS, &s);	/* completes the handshake, if open_flow did not */
+	host_segment(&s, 4, lport, 80, TH_ACK, 6, 100);
+	dp_flow_key_of(&s, true, &fk);
+	if (!ASSERT_TRUE(dp_flow_get(&fk, &st), "flow present"))
+		goto out;
+	usleep(300000);	/* past FLOW_TOUCH_NS */
+	peer_segment(&s, 4, lport, 80, TH_ACK, 100, st.wire_isn + 1);
+	send_segment(DP_XDP_INGRESS, &s);
+	ASSERT_TRUE(dp_flow_get(&fk, &after), "flow present");
+	ASSERT_EQ(after.last_seen_ns, st.last_seen_ns, "a peer segment leaves last_seen");
+	host_segment(&s, 4, lport, 80, TH_ACK, 6, 100);
+	send_segment(DP_TC_EGRESS, &s);
+	ASSERT_TRUE(dp_flow_get(&fk, &after), "flow present");
+	ASSERT_TRUE(after.last_seen_ns >= st.last_seen_ns + 250000000ULL,
+		    "a host segment moves last_seen to now");
+out:
+	dp_flows_clear();
+}
+
 TEST(test_active_flow_is_not_expired)
 {
 	uint16_t lport = fresh_port();
@@ -1412,9 +1459,16 @@ TEST(test_active_flow_is_not_expired)
 		return;
 	if (!open_flow(4, lport, 80, true, 5, &st))
 		goto out;
-	for (int i = 0; i < 8; i++) {	/* 2 s of traffic, every 250 ms */
+	/*
+	 * 2 s of traffic, every 250 ms: the peer's segment and the host's ACK
+	 * of it. The host's side stamps last_seen (a live connection always
+	 * has the host send); the peer's alone does not (next test).
+	 */
+	for (int i = 0; i < 8; i++) {
 		peer_segment(&s, 4, lport, 80, TH_ACK, 100, st.wire_isn + 1);
 		send_segment(DP_XDP_INGRESS, &s);
+		host_segment(&s, 4, lport, 80, TH_ACK, 6, 100);
+		send_segment(DP_TC_EGRESS, &s);
 		usleep(250000);
 	}
 	host_segment(&s, 4, lport, 80, TH_ACK, 6, 100);
@@ -1527,16 +1581,11 @@ TEST(test_host_ack_completes_a_handshake)
 {
 	uint16_t lport = fresh_port();
 	struct flow_state st;
-	struct pkt_spec s;
 	struct flow_key fk;
 	bool opening;
 
-	if (!dp_setup() || !open_flow(6, lport, 80, true, 8000, &st))
+	if (!dp_setup() || !open_flow_host_acked(6, lport, 80, 8000, 90001, &st, &fk))
 		return;
-	host_segment(&s, 6, lport, 80, TH_ACK, 8001, 90001);
-	if (!send_segment(DP_TC_EGRESS, &s))
-		return;
-	dp_flow_key_of(&s, true, &fk);
 	if (!ASSERT_TRUE(dp_flow_get_in(&fk, &st, &opening), "flow entry"))
 		return;
 	ASSERT_TRUE(!opening, "in isn_flows");
@@ -1706,11 +1755,8 @@ TEST(test_peer_rst_closes_only_at_the_acknowledged_seq)
 	struct pkt_spec s;
 	struct flow_key fk;
 
-	if (!dp_setup() || !open_flow(4, lport, 82, true, 5555, &st))
+	if (!dp_setup() || !open_flow_host_acked(4, lport, 82, 5555, 0x60000000, &st, &fk))
 		return;
-	host_segment(&s, 4, lport, 82, TH_ACK, 5556, 0x60000000);
-	send_segment(DP_TC_EGRESS, &s);
-	dp_flow_key_of(&s, true, &fk);
 
 	peer_segment(&s, 4, lport, 82, TH_RST, 0x60000001, 0);
 	send_segment(DP_XDP_INGRESS, &s);
@@ -1772,7 +1818,6 @@ static void check_big_tcp_hbh_jumbo(bool ingress)
 	uint16_t lport = fresh_port();
 	struct flow_state st;
 	struct pkt_spec in, want;
-	uint32_t blocks[1][2];
 
 	if (!dp_setup() || !open_flow(6, lport, 84, true, 880000, &st))
 		return;
@@ -1780,19 +1825,7 @@ static void check_big_tcp_hbh_jumbo(bool ingress)
 		payload[i] = (uint8_t)(i * 7);
 	if (ingress) {
 		peer_segment(&in, 6, lport, 84, TH_ACK | TH_PSH, 0x70000000, st.wire_isn + 3001);
-		blocks[0][0] = st.wire_isn + 5001;
-		blocks[0][1] = st.wire_isn + 6001;
-		pkt_opt_nop(&in);
-		pkt_opt_nop(&in);
-		pkt_opt_sack(&in, (const uint32_t (*)[2])blocks, 1);
-		want = in;
-		want.ack = 880000 + 3001;
-		blocks[0][0] = 880000 + 5001;
-		blocks[0][1] = 880000 + 6001;
-		want.tcp_opts_len = 0;
-		pkt_opt_nop(&want);
-		pkt_opt_nop(&want);
-		pkt_opt_sack(&want, (const uint32_t (*)[2])blocks, 1);
+		add_sack_block(&in, &want, st.wire_isn, 880000, 5001, true);
 	} else {
 		host_segment(&in, 6, lport, 84, TH_ACK | TH_PSH, 880001, 1);
 		want = in;

@@ -69,13 +69,9 @@ static size_t build_l3(const struct pkt_spec *s, uint8_t *buf)
 
 static void segment(struct pkt_spec *s, bool from_host, uint8_t flags, uint32_t seq, uint32_t ack)
 {
-	memset(s, 0, sizeof(*s));
-	pkt_set_addrs(s, from_host ? L3_HOST : L3_PEER, from_host ? L3_PEER : L3_HOST);
-	s->sport = from_host ? L3_HOST_PORT : L3_PEER_PORT;
-	s->dport = from_host ? L3_PEER_PORT : L3_HOST_PORT;
-	s->flags = flags;
-	s->seq = seq;
-	s->ack = ack;
+	pkt_tcp_segment(s, from_host ? L3_HOST : L3_PEER, from_host ? L3_PEER : L3_HOST,
+			from_host ? L3_HOST_PORT : L3_PEER_PORT,
+			from_host ? L3_PEER_PORT : L3_HOST_PORT, flags, seq, ack);
 	s->window = 501;
 }
 

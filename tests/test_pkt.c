@@ -21,13 +21,15 @@ static size_t from_hex(const char *hex, uint8_t *out, size_t cap)
 	return n;
 }
 
-static void base_spec(struct pkt_spec *s)
+/* A zeroed spec: the MACs every expected frame uses, the addresses given (false: unparsable). */
+static bool base_spec(struct pkt_spec *s, const char *src, const char *dst)
 {
 	static const uint8_t src_mac[6] = { 2, 0, 0, 0, 0, 1 }, dst_mac[6] = { 2, 0, 0, 0, 0, 2 };
 
 	memset(s, 0, sizeof(*s));
 	memcpy(s->eth_src, src_mac, 6);
 	memcpy(s->eth_dst, dst_mac, 6);
+	return pkt_set_addrs(s, src, dst);
 }
 
 /* RFC 1071 section 3: the bytes 00 01 f2 03 f4 f5 f6 f7 sum to ddf2. */
@@ -47,8 +49,7 @@ TEST(test_pkt_build_ipv4_syn_with_options)
 	struct pkt_spec s;
 	size_t len;
 
-	base_spec(&s);
-	ASSERT_TRUE(pkt_set_addrs(&s, "10.0.0.1", "10.0.0.2"), "addresses");
+	ASSERT_TRUE(base_spec(&s, "10.0.0.1", "10.0.0.2"), "addresses");
 	s.ip_id = 0x1234;
 	s.frag_off = 0x4000;
 	s.sport = 40000;
@@ -77,10 +78,9 @@ TEST(test_pkt_build_vlan_ipv6_with_payload)
 	struct pkt_spec s;
 	size_t len;
 
-	base_spec(&s);
+	ASSERT_TRUE(base_spec(&s, "2001:db8::1", "2001:db8::2"), "addresses");
 	s.vlan = true;
 	s.vlan_tci = 100;
-	ASSERT_TRUE(pkt_set_addrs(&s, "2001:db8::1", "2001:db8::2"), "addresses");
 	s.sport = 443;
 	s.dport = 5555;
 	s.seq = 0xdeadbeef;
@@ -109,8 +109,7 @@ TEST(test_pkt_build_ipv4_options_odd_payload)
 	struct pkt_spec s;
 	size_t len;
 
-	base_spec(&s);
-	ASSERT_TRUE(pkt_set_addrs(&s, "192.168.1.10", "203.0.113.7"), "addresses");
+	ASSERT_TRUE(base_spec(&s, "192.168.1.10", "203.0.113.7"), "addresses");
 	memcpy(s.ip_opts, router_alert, sizeof(router_alert));
 	s.ip_opts_len = sizeof(router_alert);
 	s.ttl = 1;
@@ -136,8 +135,7 @@ TEST(test_pkt_csums_detect_corruption)
 	struct pkt_spec s;
 	size_t len;
 
-	base_spec(&s);
-	pkt_set_addrs(&s, "10.1.2.3", "10.3.2.1");
+	ASSERT_TRUE(base_spec(&s, "10.1.2.3", "10.3.2.1"), "addresses");
 	s.sport = 1;
 	s.dport = 2;
 	s.flags = TH_ACK;
@@ -164,8 +162,7 @@ TEST(test_pkt_parse_ipv6_extension_headers)
 	struct pkt_spec s;
 	size_t len;
 
-	base_spec(&s);
-	pkt_set_addrs(&s, "fd00::1", "fd00::2");
+	ASSERT_TRUE(base_spec(&s, "fd00::1", "fd00::2"), "addresses");
 	memcpy(s.ip6_ext, ext, sizeof(ext));
 	s.ip6_ext_len = sizeof(ext);
 	s.ip6_ext_first = 0;
@@ -189,8 +186,7 @@ TEST(test_pkt_build_ipv6_big_tcp_jumbo_hop_by_hop)
 	struct pkt_spec s;
 	size_t len;
 
-	base_spec(&s);
-	pkt_set_addrs(&s, "fd00::1", "fd00::2");
+	ASSERT_TRUE(base_spec(&s, "fd00::1", "fd00::2"), "addresses");
 	s.ip6_jumbo = true;
 	s.flags = TH_ACK;
 	s.payload = payload;

@@ -316,6 +316,14 @@ static void host_flow(const struct pkt_spec *syn, struct flow_key *fk)
 	fk->remote_port = htons(syn->sport);
 }
 
+/* A segment from the client (CLIENT4 or CLIENT6, CLIENT_PORT) to the host's dport. */
+static void client_segment(struct pkt_spec *s, int family, uint16_t dport, uint8_t flags,
+			   uint32_t seq, uint32_t ack)
+{
+	pkt_tcp_segment(s, family == 6 ? CLIENT6 : CLIENT4, family == 6 ? HOST6 : HOST4, CLIENT_PORT,
+			dport, flags, seq, ack);
+}
+
 /* The SYN-ACK the datapath must send for row r in slot, from the builder and the reference. */
 static size_t expected_synack(const struct syn_row *r, const struct pkt_spec *syn,
 			      uint32_t slot, uint8_t *buf)
@@ -869,35 +877,40 @@ static uint64_t cookie_ack_counters(void)
 	return sum;
 }
 
-TEST(test_synproxy_ack_to_unprotected_port_untouched)
+/*
+ * An ACK that is not the SYN proxy's, through both tc programs: untouched,
+ * no cookie counter moved. Each a case, its name prefix then the program.
+ */
+static bool check_ack_left_to_the_stack(const uint8_t *in, size_t in_len, const char *prefix)
 {
 	static const enum dp_prog progs[] = { DP_TC_INGRESS, DP_TC_COOKIE };
-	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN];
-	size_t in_len, out_len;
-	struct pkt_spec s;
+	uint8_t out[PKT_MAX_LEN];
 	uint64_t before;
 	uint32_t verdict;
+	size_t out_len;
 
-	if (!setup(&sp_always, SP_PORT))
-		return;
-	memset(&s, 0, sizeof(s));
-	pkt_set_addrs(&s, CLIENT4, HOST4);
-	s.sport = CLIENT_PORT;
-	s.dport = SP_OPEN_PORT;
-	s.flags = TH_ACK;
-	s.seq = 1;
-	s.ack = 2;
-	in_len = pkt_build(&s, in, sizeof(in));
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
-		test_case_begin("%s", progs[i] == DP_TC_INGRESS ? "tc_ingress" : "tc_cookie");
+		test_case_begin("%s%s", prefix, progs[i] == DP_TC_INGRESS ? "tc_ingress" : "tc_cookie");
 		before = cookie_ack_counters();
 		if (!dp_run(progs[i], in, in_len, out, &out_len, &verdict))
-			return;
+			return false;
 		ASSERT_EQ(verdict, TC_ACT_UNSPEC_VERDICT, "verdict");
 		ASSERT_EQ(out_len, in_len, "length");
 		ASSERT_MEMEQ(out, in, in_len, "untouched");
 		ASSERT_EQ(cookie_ack_counters(), before, "no cookie counter moved");
 	}
+	return true;
+}
+
+TEST(test_synproxy_ack_to_unprotected_port_untouched)
+{
+	uint8_t in[PKT_MAX_LEN];
+	struct pkt_spec s;
+
+	if (!setup(&sp_always, SP_PORT))
+		return;
+	client_segment(&s, 4, SP_OPEN_PORT, TH_ACK, 1, 2);
+	check_ack_left_to_the_stack(in, pkt_build(&s, in, sizeof(in)), "");
 }
 
 /* ---- a connection the host already has --------------------------------- */
@@ -947,13 +960,8 @@ TEST(test_synproxy_segments_of_an_existing_connection_pass_to_the_stack)
 		const struct own_socket_row *r = &own_socket_rows[i];
 
 		test_case_begin("%s", r->name);
-		memset(&s, 0, sizeof(s));
-		pkt_set_addrs(&s, "127.0.0.1", "127.0.0.1");
-		s.sport = client_port;
-		s.dport = SP_PORT;
-		s.flags = r->flags;
-		s.seq = CLIENT_ISN;
-		s.ack = r->flags & TH_ACK ? 0x10000001u : 0;
+		pkt_tcp_segment(&s, "127.0.0.1", "127.0.0.1", client_port, SP_PORT, r->flags,
+				CLIENT_ISN, r->flags & TH_ACK ? 0x10000001u : 0);
 		s.window = 1024;
 		pkt_opt_mss(&s, 1460);
 		in_len = pkt_build(&s, in, sizeof(in));
@@ -1028,14 +1036,9 @@ TEST(test_synproxy_xdp_cookie_counts_only_its_syn_decisions)
 		const struct not_syn_row *r = &not_syn_rows[i];
 
 		test_case_begin("%s", r->name);
-		memset(&s, 0, sizeof(s));
-		pkt_set_addrs(&s, r->family == 6 ? CLIENT6 : CLIENT4, r->family == 6 ? HOST6 : HOST4);
+		client_segment(&s, r->family, SP_PORT, r->flags, CLIENT_ISN,
+			       r->flags & TH_ACK ? 0x10000001u : 0);
 		s.l4_proto = r->l4_proto;
-		s.sport = CLIENT_PORT;
-		s.dport = SP_PORT;
-		s.flags = r->flags;
-		s.seq = CLIENT_ISN;
-		s.ack = r->flags & TH_ACK ? 0x10000001u : 0;
 		s.window = 1024;
 		s.frag_off = r->frag_off;
 		if (r->ext_len) {
@@ -1071,42 +1074,24 @@ TEST(test_synproxy_xdp_cookie_counts_only_its_syn_decisions)
  */
 TEST(test_synproxy_signed_ack_left_to_the_stack)
 {
-	static const enum dp_prog progs[] = { DP_TC_INGRESS, DP_TC_COOKIE };
 	static const uint8_t signatures[] = { TCPOPT_MD5SIG, TCPOPT_AO };
-	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN];
-	size_t in_len, out_len;
+	uint8_t in[PKT_MAX_LEN];
 	struct pkt_spec s;
-	uint64_t before;
-	uint32_t verdict;
 
 	if (!setup(&sp_always, SP_PORT))
 		return;
 	for (size_t sig = 0; sig < sizeof(signatures); sig++) {
 		uint8_t option[18] = { signatures[sig], signatures[sig] == TCPOPT_AO ? 16 : 18, 1, 1 };
 
-		memset(&s, 0, sizeof(s));
-		pkt_set_addrs(&s, CLIENT4, HOST4);
-		s.sport = CLIENT_PORT;
-		s.dport = SP_PORT;
-		s.flags = TH_ACK;
-		s.seq = CLIENT_ISN + 1;
-		s.ack = 0x7b3c0001u;	/* a kernel syncookie + 1, as far as isnguard can tell */
+		/* The ack: a kernel syncookie + 1, as far as isnguard can tell. */
+		client_segment(&s, 4, SP_PORT, TH_ACK, CLIENT_ISN + 1, 0x7b3c0001u);
 		s.window = 502;
 		pkt_opt_nop(&s);
 		pkt_opt_nop(&s);
 		pkt_opt_raw(&s, option, option[1]);
-		in_len = pkt_build(&s, in, sizeof(in));
-		for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
-			test_case_begin("%s_%s", signatures[sig] == TCPOPT_AO ? "tcp_ao" : "tcp_md5",
-					progs[i] == DP_TC_INGRESS ? "tc_ingress" : "tc_cookie");
-			before = cookie_ack_counters();
-			if (!dp_run(progs[i], in, in_len, out, &out_len, &verdict))
-				return;
-			ASSERT_EQ(verdict, TC_ACT_UNSPEC_VERDICT, "verdict");
-			ASSERT_EQ(out_len, in_len, "length");
-			ASSERT_MEMEQ(out, in, in_len, "untouched");
-			ASSERT_EQ(cookie_ack_counters(), before, "no cookie counter moved");
-		}
+		if (!check_ack_left_to_the_stack(in, pkt_build(&s, in, sizeof(in)),
+						 signatures[sig] == TCPOPT_AO ? "tcp_ao_" : "tcp_md5_"))
+			return;
 	}
 }
 
@@ -1169,13 +1154,7 @@ static size_t loopback_segment(uint8_t flags, uint32_t seq, uint32_t ack, uint8_
 {
 	struct pkt_spec s;
 
-	memset(&s, 0, sizeof(s));
-	pkt_set_addrs(&s, "127.0.0.1", "127.0.0.1");
-	s.sport = KC_CLIENT_PORT;
-	s.dport = SP_PORT;
-	s.flags = flags;
-	s.seq = seq;
-	s.ack = ack;
+	pkt_tcp_segment(&s, "127.0.0.1", "127.0.0.1", KC_CLIENT_PORT, SP_PORT, flags, seq, ack);
 	s.window = 65535;
 	if (flags & TH_SYN)
 		pkt_opt_mss(&s, 1460);
@@ -1638,4 +1617,43 @@ TEST(test_proxy_client_segments_while_opening)
 	}
 	ASSERT_EQ(dp_stat(STAT_PROXY_OPENING), before + 1, "proxy_opening_to_tc");
 	dp_flows_clear();
+}
+
+/* A server silent past SYNPROXY_CONNECT_TIMEOUT_NS: the client's next cookie ACK gets a RST back. */
+TEST(test_proxy_silent_server_gets_the_client_a_rst)
+{
+	static const struct proxy_case c = { .name = "silent", .family = 4, .ts = true };
+	struct pkt_spec ack, rst;
+	struct proxy_conn pc;
+	struct flow_state st;
+	uint64_t before;
+
+	if (!setup(&sp_translate, SP_PORT) || !dp_flows_clear())
+		return;
+	proxy_conn_init(&pc, &c, CLIENT_PORT + 300);
+	if (!proxy_open_step(&pc, DP_TC_COOKIE) ||
+	    !ASSERT_TRUE(dp_flow_get(&pc.fk, &st), "entry"))
+		return;
+	st.created_ns -= SYNPROXY_CONNECT_TIMEOUT_NS + 1000000000ULL;
+	if (!ASSERT_TRUE(dp_flow_put(&pc.fk, &st), "entry aged past the connect timeout"))
+		return;
+	/* The client's retransmitted cookie ACK, as proxy_open_step sent it. */
+	ack = pc.client;
+	ack.flags = TH_ACK;
+	ack.seq = CLIENT_ISN + 1;
+	ack.ack = pc.cookie + 1;
+	ack.window = 502;
+	pkt_opt_nop(&ack);
+	pkt_opt_nop(&ack);
+	pkt_opt_timestamp(&ack, CLIENT_TSVAL + 3, pc.cookie_tsval);
+	/* Turned around: a RST at the seq the client expects (the cookie's next), no options. */
+	rst = pc.server;
+	rst.flags = TH_RST;
+	rst.seq = pc.cookie + 1;
+	rst.ttl = 64;
+	before = dp_stat(STAT_PROXY_TIMEOUT);
+	proxy_expect(DP_TC_COOKIE, &ack, &rst, TC_ACT_REDIRECT_VERDICT,
+		     "the client's ACK answered with a RST");
+	ASSERT_EQ(dp_stat(STAT_PROXY_TIMEOUT), before + 1, "proxy_server_timeout");
+	ASSERT_TRUE(!dp_flow_get(&pc.fk, &st), "the entry is gone");
 }

@@ -111,7 +111,8 @@ static void format_flow_end(const struct flow_key *key, bool local, char *buf, s
 /* enum flow_flag, by bit: what `flows --json` prints for a flow's flags. */
 static const char *const flag_names[] = {
 	"active_open", "passive_open", "established", "fin_local", "fin_remote",
-	"rst_local", "rst_remote", "rst_remote_accepted", "host_acked", "moved",
+	"rst_local", "rst_remote", "rst_remote_accepted", "host_acked", "moved", "timer",
+	"proxied", "proxy_opening", "proxy_own_ack_pending", "proxy_timestamps",
 };
 
 static void print_flag_names(struct json_writer *jw, __u32 flags)
@@ -122,6 +123,19 @@ static void print_flag_names(struct json_writer *jw, __u32 flags)
 		if (flags & (1u << bit))
 			jw_string(jw, flag_names[bit]);
 	jw_end_array(jw);
+}
+
+/* A translated SYN-proxy connection's timestamp delta and window shifts (bpf/proxy.h). */
+static void print_proxy_fields(struct json_writer *jw, const struct flow_state *st)
+{
+	jw_name(jw, "proxy");
+	jw_start_object(jw);
+	jw_uint_field(jw, "ts_delta", st->ts_delta);
+	jw_uint_field(jw, "wscale_host", st->wscale_host);
+	jw_uint_field(jw, "wscale_wire", st->wscale_wire);
+	jw_uint_field(jw, "peer_wscale_wire", st->peer_wscale_wire);
+	jw_uint_field(jw, "peer_wscale_host", st->peer_wscale_host);
+	jw_end_object(jw);
 }
 
 static const char *open_name(__u32 flags)
@@ -173,6 +187,8 @@ static void print_flows_json(const struct flow_list *list, __u64 now_ns)
 		jw_uint_field(&jw, "wire_isn", e->state.wire_isn);
 		jw_uint_field(&jw, "seq_delta", e->state.seq_delta);
 		print_flag_names(&jw, e->state.flags);
+		if (e->state.flags & FLOW_F_PROXIED)
+			print_proxy_fields(&jw, &e->state);
 		jw_double_field(&jw, "age_s", seconds_since(e->state.created_ns, now_ns), 3);
 		jw_double_field(&jw, "idle_s", seconds_since(e->state.last_seen_ns, now_ns), 3);
 		jw_end_object(&jw);

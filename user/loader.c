@@ -262,7 +262,7 @@ static int reuse_pinned_maps(struct isnguard *skel)
 		int fd, err;
 
 		if (bpf_map__is_internal(map))
-			continue;	/* .rodata: this load's own settings (l3_device) */
+			continue;	/* .rodata: this load's own settings (l3_device), the MSS tables */
 		fd = pinned_map_open(bpf_map__name(map));
 		if (fd == -ENOENT)
 			continue;
