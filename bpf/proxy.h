@@ -349,7 +349,12 @@ struct proxy_req {
 	bool has_ts;
 	__u8 rcv_wscale;	/* the shift the cookie SYN-ACK announced */
 	bool listener;		/* a local listener has the port */
-	__u8 pad;
+	/*
+	 * The client's cookie ACK again, for a proxied flow still opening
+	 * (synproxy_opening): the host's own half-open socket of it is
+	 * isnguard's doing, the SYN goes again.
+	 */
+	bool reopen;
 };
 
 /*

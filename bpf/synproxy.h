@@ -477,7 +477,7 @@ __noinline int synproxy_ack_pre(struct __sk_buff *skb, const struct pkt *pkt_arg
 		state = sk->state;
 		bpf_sk_release(sk);
 	}
-	if (sk && state != BPF_TCP_LISTEN)
+	if (sk && state != BPF_TCP_LISTEN && !req->reopen)
 		return STAT_COOKIE_ACK_SOCKET;
 	/* No local socket: a server behind this host (translated), or none at all. */
 	if (!sk && (sp->path == SYNPROXY_PATH_LOCAL || !proxy_forwarded(c, pkt)))
@@ -486,7 +486,7 @@ __noinline int synproxy_ack_pre(struct __sk_buff *skb, const struct pkt *pkt_arg
 	/* The SYN proxy never answers a signed SYN, so a signed ACK holds no cookie of ours. */
 	if (so.is_signed)
 		return SYNPROXY_NOT_MINE;
-	req->listener = sk != NULL;
+	req->listener = sk && state == BPF_TCP_LISTEN;
 	req->tsval = so.tsval;
 	req->tsecr = so.tsecr;
 	req->has_ts = so.has_ts;
@@ -528,7 +528,7 @@ __noinline int synproxy_ack_cookie(struct __sk_buff *skb, const struct pkt *pkt_
 		return STAT_COOKIE_BAD_MAC;
 	}
 	stat_inc(STAT_COOKIE_ACK_VALID);
-	if (!req->listener || sp->path == SYNPROXY_PATH_TRANSLATE ||
+	if (!req->listener || req->reopen || sp->path == SYNPROXY_PATH_TRANSLATE ||
 	    (sp->path == SYNPROXY_PATH_AUTO && !bpf_ksym_exists(bpf_sk_assign_tcp_reqsk)))
 		return SYNPROXY_TRANSLATE;
 	return SYNPROXY_LOCAL;
@@ -589,9 +589,10 @@ __noinline int synproxy_assign(struct __sk_buff *skb, const struct pkt *pkt_arg,
  * global functions get copies of *pkt (see proxy_translate), and are
  * called one after the other, not nested: their stacks add up.
  */
-static __always_inline int synproxy_ack(const struct ctx *c, const struct pkt *pkt)
+static __always_inline int synproxy_ack_req(const struct ctx *c, const struct pkt *pkt,
+					    bool reopen)
 {
-	struct proxy_req req = {};
+	struct proxy_req req = { .reopen = reopen };
 	struct pkt copy = *pkt;
 	int ret;
 
@@ -606,6 +607,11 @@ static __always_inline int synproxy_ack(const struct ctx *c, const struct pkt *p
 	if (ret == SYNPROXY_LOCAL)
 		return synproxy_assign(c->ctx, &copy, &req);
 	return proxy_open(c->ctx, &copy, &req);
+}
+
+static __always_inline int synproxy_ack(const struct ctx *c, const struct pkt *pkt)
+{
+	return synproxy_ack_req(c, pkt, false);
 }
 
 /*
@@ -625,7 +631,7 @@ static __always_inline int synproxy_opening(const struct ctx *c, const struct pk
 	if (!synproxy_ack_candidate(c, pkt) || bpf_ntohl(th->seq) != st->host_ack ||
 	    bpf_ntohl(th->ack_seq) != st->wire_isn + 1)
 		return STAT_PROXY_HELD;
-	ret = synproxy_ack(c, pkt);
+	ret = synproxy_ack_req(c, pkt, true);
 	return ret == SYNPROXY_NOT_MINE ? STAT_PROXY_HELD : ret;
 }
 
