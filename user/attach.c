@@ -2,6 +2,7 @@
 /* isnguard attach / detach / status. */
 #include <errno.h>
 #include <net/if.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -13,6 +14,7 @@
 #include "json_writer.h"
 #include "loader.h"
 #include "maps.h"
+#include "netdev.h"
 #include "parse.h"
 #include "pinned.h"
 #include "ref/isn_ref.h"
@@ -105,6 +107,14 @@ int do_attach(int argc, char **argv)
 	req.synproxy = sp->enabled ? sp : NULL;
 	if (require_root("attach"))
 		return EXIT_RUNTIME;
+	/*
+	 * XDP sees only the bytes of a forwarded skb, not that its checksum
+	 * is partial (veth, GRO), and a rewrite then leaves it wrong: say so.
+	 */
+	if (req.ingress != LINK_INGRESS_TC && netns_forwards())
+		fprintf(stderr, "attach %s: note: this network namespace forwards; if it receives "
+				"skbs with partial checksums (veth, GRO), use --ingress tc (README: "
+				"Servers behind a gateway)\n", req.ifname);
 	/* Before anything changes: the kernel and its sysctl must take cookie connections. */
 	if (sp->enabled && synproxy_check_host("attach", sp->path))
 		return EXIT_RUNTIME;

@@ -181,3 +181,45 @@ const char *netdev_relation(const struct netdev *devs, int n, int a, int b)
 		return "a port of it";
 	return NULL;
 }
+
+/* --- this namespace's settings --------------------------------------------- */
+
+#define SYSCTL_DIR "/proc/sys/net/"
+
+int read_sysctl(const char *name, unsigned long *values, int max)
+{
+	char path[128], buf[128], *p = buf, *end;
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof(path), SYSCTL_DIR "%s", name);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	while (n < max) {
+		unsigned long v = strtoul(p, &end, 10);
+
+		if (end == p)
+			break;
+		values[n++] = v;
+		p = end;
+	}
+	return n > 0 ? n : -EINVAL;
+}
+
+unsigned long sysctl_or(const char *name, unsigned long fallback)
+{
+	unsigned long v;
+
+	return read_sysctl(name, &v, 1) == 1 ? v : fallback;
+}
+
+bool netns_forwards(void)
+{
+	return sysctl_or("ipv4/ip_forward", 0) || sysctl_or("ipv6/conf/all/forwarding", 0);
+}

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* Interfaces of this network namespace as rtnetlink tells them (user/netdev.c). */
+/* Interfaces and settings of this network namespace (user/netdev.c). */
 #ifndef ISNGUARD_NETDEV_H
 #define ISNGUARD_NETDEV_H
 
@@ -26,5 +26,15 @@ bool netdev_is_l3(const struct netdev *dev);
  * device", "an upper device on it", "its master", "a port of it"), else NULL.
  */
 const char *netdev_relation(const struct netdev *devs, int n, int a, int b);
+
+/*
+ * Up to max numbers of the sysctl net.NAME (NAME as under /proc/sys/net,
+ * "ipv4/tcp_rmem"), as this network namespace has them: how many, or -errno.
+ */
+int read_sysctl(const char *name, unsigned long *values, int max);
+/* The first number of net.NAME, or fallback when it cannot be read. */
+unsigned long sysctl_or(const char *name, unsigned long fallback);
+/* Whether this namespace forwards IPv4 or IPv6 (a router, a gateway). */
+bool netns_forwards(void);
 
 #endif /* ISNGUARD_NETDEV_H */

@@ -19,12 +19,12 @@
 #include "commands.h"
 #include "json_writer.h"
 #include "maps.h"
+#include "netdev.h"
 #include "parse.h"
 #include "pinned.h"
 #include "synproxy.h"
 
 #define SYNPROXY_KFUNC "bpf_sk_assign_tcp_reqsk"
-#define SYSCTL_DIR "/proc/sys/net/"
 
 static const char *const mode_names[] = {
 	[SYNPROXY_OFF] = "off",
@@ -183,38 +183,6 @@ size_t synproxy_format_ports(const uint64_t *ports, char *buf, size_t len)
 
 /* --- what the host allows ------------------------------------------------ */
 
-static int read_sysctl(const char *name, unsigned long *values, int max)
-{
-	char path[128], buf[128], *p = buf, *end;
-	FILE *f;
-	int n = 0;
-
-	snprintf(path, sizeof(path), SYSCTL_DIR "%s", name);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	if (!fgets(buf, sizeof(buf), f)) {
-		fclose(f);
-		return -EIO;
-	}
-	fclose(f);
-	while (n < max) {
-		unsigned long v = strtoul(p, &end, 10);
-
-		if (end == p)
-			break;
-		values[n++] = v;
-		p = end;
-	}
-	return n > 0 ? n : -EINVAL;
-}
-
-static unsigned long sysctl_or(const char *name, unsigned long fallback)
-{
-	unsigned long v;
-
-	return read_sysctl(name, &v, 1) == 1 ? v : fallback;
-}
 
 bool synproxy_kernel_supported(void)
 {
