@@ -129,6 +129,7 @@ bench: deps
 	$(Q)$(BUILD)/bench $(BENCH_ARGS)
 	$(Q)$(BUILD)/bench_synproxy $(BENCH_SYNPROXY_ARGS)
 	$(Q)scripts/bench-synflood.sh $(BUILD) $(BENCH_FLOOD_SECONDS)
+	$(Q)scripts/bench-synflood.sh --gateway $(BUILD) $(BENCH_FLOOD_SECONDS)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/test_runner $(BUILD)/tcp_xfer \
