@@ -158,8 +158,12 @@ int isnguard_tc_cookie(struct __sk_buff *skb)
 		 * still opening is the SYN proxy's, and isnguard's own ACK to
 		 * the server passes (its mark cleared).
 		 */
-		if (!(st->flags & FLOW_F_PROXIED) ||
-		    proxy_ingress_check(&c, &pkt, st) != STAT_PROXY_OPENING)
+		if (!(st->flags & FLOW_F_PROXIED))
+			return TC_ACT_UNSPEC;
+		stat = proxy_ingress_check(&c, &pkt, st);
+		if (stat == STAT_PROXY_INJECTED)
+			stat_inc(stat);	/* XDP never sees it: it came in by redirect */
+		if (stat != STAT_PROXY_OPENING)
 			return TC_ACT_UNSPEC;
 		stat = synproxy_opening(&c, &pkt, st);
 	} else {

@@ -1406,8 +1406,11 @@ static bool proxy_open_step(struct proxy_conn *pc, enum dp_prog prog)
 	return true;
 }
 
-/* The server's SYN-ACK at tc egress: the ACK to the server comes out, redirected back in. */
-static bool proxy_synack_step(struct proxy_conn *pc)
+/*
+ * The server's SYN-ACK at tc egress: the ACK to the server comes out,
+ * redirected back in, where in_prog (tc ingress, or tc beside XDP) passes it.
+ */
+static bool proxy_synack_step(struct proxy_conn *pc, enum dp_prog in_prog)
 {
 	const struct proxy_case *c = pc->c;
 	struct pkt_spec synack = pc->server, ack = pc->client;
@@ -1463,7 +1466,7 @@ static bool proxy_synack_step(struct proxy_conn *pc)
 	{
 		uint64_t before = dp_stat(STAT_PROXY_INJECTED);
 
-		proxy_expect(DP_TC_INGRESS, &ack, &ack, TC_ACT_UNSPEC_VERDICT,
+		proxy_expect(in_prog, &ack, &ack, TC_ACT_UNSPEC_VERDICT,
 			     "isnguard's own ACK passes tc ingress untouched");
 		ASSERT_EQ(dp_stat(STAT_PROXY_INJECTED), before + 1, "proxy_own_ack_passed");
 	}
@@ -1540,15 +1543,15 @@ TEST(test_proxy_handshake_and_data_translated)
 
 	for (size_t i = 0; i < sizeof(proxy_cases) / sizeof(proxy_cases[0]); i++) {
 		for (size_t j = 0; j < 2; j++) {
+			/* Cookie ACKs at tc ingress, or at tc beside XDP. */
+			enum dp_prog tc = ingress[j] == DP_TC_INGRESS ? DP_TC_INGRESS : DP_TC_COOKIE;
 			struct proxy_conn pc;
 
 			test_case_begin("%s_%s", proxy_cases[i].name, dp_prog_name(ingress[j]));
 			if (!setup(&sp_translate, SP_PORT) || !dp_flows_clear())
 				return;
 			proxy_conn_init(&pc, &proxy_cases[i], (uint16_t)(CLIENT_PORT + i));
-			if (proxy_open_step(&pc, ingress[j] == DP_TC_INGRESS ? DP_TC_INGRESS
-									       : DP_TC_COOKIE) &&
-			    proxy_synack_step(&pc))
+			if (proxy_open_step(&pc, tc) && proxy_synack_step(&pc, tc))
 				proxy_data_step(&pc, ingress[j]);
 		}
 	}
