@@ -153,34 +153,51 @@ static __always_inline int ctx_load_be32(const struct ctx *c, __u64 off, __be32 
 	return 0;
 }
 
+/* Writes the 32-bit field at off, the checksum left as it is (ctx_csum_apply follows). */
+static __always_inline int ctx_store_be32(const struct ctx *c, __u64 off, __be32 to)
+{
+	if (c->kind == CTX_XDP) {
+		__be32 *field = ctx_ptr(c, off, sizeof(*field));
+
+		if (!field)
+			return -1;
+		*field = to;
+		return 0;
+	}
+	return bpf_skb_store_bytes(c->ctx, off, &to, sizeof(to), 0) ? -1 : 0;
+}
+
+/*
+ * Adds diff (csum_diff4 of the fields changed, summed) to the L4 checksum at
+ * csum_off. tc hands the kernel the folded difference (size 0: by diff),
+ * which it applies as it would a field change, CHECKSUM_PARTIAL skbs left
+ * alone.
+ */
+static __always_inline int ctx_csum_apply(const struct ctx *c, __u64 csum_off, __u16 diff)
+{
+	if (c->kind == CTX_XDP) {
+		__sum16 *csum = ctx_ptr(c, csum_off, sizeof(*csum));
+
+		if (!csum)
+			return -1;
+		csum_apply_diff(csum, diff);
+		return 0;
+	}
+	return bpf_l4_csum_replace(c->ctx, csum_off, 0, diff, 0) ? -1 : 0;
+}
+
 /*
  * Replaces the 32-bit field at off, from -> to, and fixes the checksum at
  * csum_off (an L4 checksum: TCP, or ICMP for a quoted header) to match. The
  * checksum sits at an even offset from its data's start, so the field's
- * alignment within the 16-bit words is the parity of off - csum_off. tc
- * hands the kernel the folded difference (size 0: by diff), which it applies
- * as it would a field change, CHECKSUM_PARTIAL skbs left alone.
+ * alignment within the 16-bit words is the parity of off - csum_off.
  */
 static __always_inline int ctx_replace_be32(const struct ctx *c, __u64 off, __u64 csum_off,
 					    __be32 from, __be32 to)
 {
-	__u16 diff = csum_diff4(from, to, (off - csum_off) & 1);
-
-	if (c->kind == CTX_XDP) {
-		__be32 *field = ctx_ptr(c, off, sizeof(*field));
-		__sum16 *csum = ctx_ptr(c, csum_off, sizeof(*csum));
-
-		if (!field || !csum)
-			return -1;
-		*field = to;
-		csum_apply_diff(csum, diff);
-		return 0;
-	}
-	if (bpf_skb_store_bytes(c->ctx, off, &to, sizeof(to), 0))
+	if (ctx_store_be32(c, off, to))
 		return -1;
-	if (bpf_l4_csum_replace(c->ctx, csum_off, 0, diff, 0))
-		return -1;
-	return 0;
+	return ctx_csum_apply(c, csum_off, csum_diff4(from, to, (off - csum_off) & 1));
 }
 
 #endif /* ISNGUARD_BPF_CTX_H */

@@ -21,9 +21,10 @@
 static __always_inline int ingress_sack(const struct ctx *c, const struct pkt *pkt,
 					__u32 delta)
 {
+	__u64 csum_off = pkt->l4_off + TCP_CSUM_OFF;
 	struct tcp_opts opts;
+	__u32 i, sum = 0;
 	__be32 first;
-	__u32 i;
 
 	if (pkt->tcp_hlen <= TCP_HLEN_MIN)
 		return 0;
@@ -38,15 +39,22 @@ static __always_inline int ingress_sack(const struct ctx *c, const struct pkt *p
 		return 0;
 	if (!tcpopt_sack_fast(c, pkt, &opts))
 		tcpopt_walk(c, pkt, &opts);
-	for (i = 0; i < MAX_SACK_BLOCKS; i++) {
-		__u32 edge = opts.sack_off + i * TCPOLEN_SACK_BLOCK;
+	/* Each edge written, the checksum fixed once for all of them. */
+	for (i = 0; i < MAX_SACK_BLOCKS * 2; i++) {
+		__u32 off = opts.sack_off + i * 4;
+		__be32 old, new;
 
-		if (i >= opts.sack_blocks)
+		if (i >= opts.sack_blocks * 2)
 			break;
-		if (tcp_shift_field(c, pkt, edge, -delta) ||
-		    tcp_shift_field(c, pkt, edge + 4, -delta))
+		if (ctx_load_be32(c, off, &old))
 			return -1;
+		new = bpf_htonl(bpf_ntohl(old) - delta);
+		if (ctx_store_be32(c, off, new))
+			return -1;
+		sum = csum_add32(sum, csum_diff4(old, new, (off - csum_off) & 1));
 	}
+	if (opts.sack_blocks && ctx_csum_apply(c, csum_off, csum_fold32(sum)))
+		return -1;
 	return (int)opts.sack_blocks;
 }
 
