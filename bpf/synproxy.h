@@ -27,9 +27,9 @@
 
 /* Not a segment for the SYN proxy: the caller goes on as without it. */
 #define SYNPROXY_NOT_MINE (-1)
-/* synproxy_ack_skb: a valid cookie, for the translating proxy to open (bpf/proxy.h). */
+/* synproxy_ack_cookie: a valid cookie, for the translating proxy to open (bpf/proxy.h). */
 #define SYNPROXY_TRANSLATE (-2)
-/* synproxy_ack_skb: a valid cookie, for the host's listener (synproxy_assign). */
+/* synproxy_ack_cookie: a valid cookie, for the host's listener (synproxy_assign). */
 #define SYNPROXY_LOCAL (-3)
 /* synproxy_ack_pre: the ACK may hold a cookie of ours; synproxy_ack_cookie says. */
 #define SYNPROXY_CONTINUE (-4)
@@ -427,11 +427,6 @@ static __always_inline bool synproxy_ack_candidate(const struct ctx *c, const st
 }
 
 /*
- * tc ingress: a synproxy_ack_candidate that no flow of the rewriting tables
- * owns. Returns the decision, or SYNPROXY_NOT_MINE with the SYN proxy off.
- * STAT_COOKIE_HANDSHAKE means the skb now carries the new request socket.
- */
-/*
  * Whether the ACK completes the kernel's own syncookie rather than one of
  * ours: a SYN the SYN proxy passed to the host (auto mode below the
  * threshold, IP options, a signed SYN) may have been answered by the stack's
@@ -452,8 +447,12 @@ static __always_inline bool synproxy_kernel_cookie(const struct ctx *c, const st
 }
 
 /*
- * A global function: verified once on its own, where inlined into each
- * caller it would multiply their paths past the verifier's limit.
+ * tc ingress, the first step on a synproxy_ack_candidate that no flow owns
+ * (or on the cookie ACK again, req->reopen): whether the ACK may hold a
+ * cookie of ours. SYNPROXY_CONTINUE with req's listener and timestamps
+ * filled, else the decision (SYNPROXY_NOT_MINE with the SYN proxy off). A
+ * global function: verified once on its own, where inlined into each caller
+ * it would multiply their paths past the verifier's limit.
  */
 __noinline int synproxy_ack_pre(struct __sk_buff *skb, const struct pkt *pkt_arg,
 				struct proxy_req *req)
@@ -474,19 +473,19 @@ __noinline int synproxy_ack_pre(struct __sk_buff *skb, const struct pkt *pkt_arg
 		return STAT_PASS_TRUNCATED;
 	sk = bpf_skc_lookup_tcp(c->ctx, &t, size, BPF_F_CURRENT_NETNS, 0);
 	if (sk) {
-		state = sk->state;
+		state = sk->state;	/* -1: no socket */
 		bpf_sk_release(sk);
 	}
-	if (sk && state != BPF_TCP_LISTEN && !req->reopen)
+	if (state >= 0 && state != BPF_TCP_LISTEN && !req->reopen)
 		return STAT_COOKIE_ACK_SOCKET;
 	/* No local socket: a server behind this host (translated), or none at all. */
-	if (!sk && (sp->path == SYNPROXY_PATH_LOCAL || !proxy_forwarded(c, pkt)))
+	if (state < 0 && (sp->path == SYNPROXY_PATH_LOCAL || !proxy_forwarded(c, pkt)))
 		return STAT_COOKIE_ACK_NO_LISTENER;	/* the stack answers with a RST */
 	synopt_parse(c, pkt, &so);
 	/* The SYN proxy never answers a signed SYN, so a signed ACK holds no cookie of ours. */
 	if (so.is_signed)
 		return SYNPROXY_NOT_MINE;
-	req->listener = sk && state == BPF_TCP_LISTEN;
+	req->listener = state == BPF_TCP_LISTEN;
 	req->tsval = so.tsval;
 	req->tsecr = so.tsecr;
 	req->has_ts = so.has_ts;
@@ -535,7 +534,7 @@ __noinline int synproxy_ack_cookie(struct __sk_buff *skb, const struct pkt *pkt_
 }
 
 /*
- * The local path: the valid cookie ACK (req, from synproxy_ack_skb) becomes
+ * The local path: the valid cookie ACK (req, from synproxy_ack_cookie) becomes
  * a request socket of the listener, with the options the cookie carried.
  */
 __noinline int synproxy_assign(struct __sk_buff *skb, const struct pkt *pkt_arg,
@@ -585,8 +584,10 @@ __noinline int synproxy_assign(struct __sk_buff *skb, const struct pkt *pkt_arg,
 
 /*
  * tc ingress: an ACK to a protected port (synproxy_ack_candidate) that no
- * flow owns, or the cookie ACK again while a proxied flow opens. The
- * global functions get copies of *pkt (see proxy_translate), and are
+ * flow owns, or the cookie ACK again while a proxied flow opens: the
+ * decision. STAT_COOKIE_HANDSHAKE means the skb now carries the listener's
+ * new request socket, STAT_PROXY_SYN that it is now the SYN to the server.
+ * The global functions get copies of *pkt (see proxy_translate), and are
  * called one after the other, not nested: their stacks add up.
  */
 static __always_inline int synproxy_ack_req(const struct ctx *c, const struct pkt *pkt,
