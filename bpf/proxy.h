@@ -231,12 +231,13 @@ static __always_inline int proxy_ingress(const struct ctx *c, const struct pkt *
 
 /*
  * The translation of a proxied flow's segment, either way (after seq, ack
- * and SACK). Global functions: verified once on their own, not at every
- * path of the programs they are called from, which would pass the
- * verifier's limit. A NULL argument cannot come from the callers.
+ * and SACK). XDP ingress and tc egress call it as global functions:
+ * verified once on their own, not at every path of the programs they are
+ * called from, which would pass the verifier's limit. tc ingress runs
+ * inside one already (datapath_ingress_skb), where a third frame would not
+ * fit the stack: it inlines it. A NULL argument cannot come from the callers.
  */
-__noinline int proxy_translate_xdp(struct xdp_md *xdp, const struct pkt *pkt,
-				   struct flow_state *st, int egress)
+__noinline int proxy_ingress_xdp(struct xdp_md *xdp, const struct pkt *pkt, struct flow_state *st)
 {
 	struct ctx c = { .ctx = xdp, .kind = CTX_XDP };
 	struct pkt p;
@@ -244,11 +245,10 @@ __noinline int proxy_translate_xdp(struct xdp_md *xdp, const struct pkt *pkt,
 	if (!pkt || !st)
 		return -1;
 	p = *pkt;	/* on this stack, the verifier ties its loads together */
-	return egress ? proxy_egress(&c, &p, st) : proxy_ingress(&c, &p, st);
+	return proxy_ingress(&c, &p, st);
 }
 
-__noinline int proxy_translate_skb(struct __sk_buff *skb, const struct pkt *pkt,
-				   struct flow_state *st, int egress __maybe_unused)
+__noinline int proxy_egress_skb(struct __sk_buff *skb, const struct pkt *pkt, struct flow_state *st)
 {
 	struct ctx c = { .ctx = skb, .kind = CTX_SKB };
 	struct pkt p;
@@ -262,18 +262,18 @@ __noinline int proxy_translate_skb(struct __sk_buff *skb, const struct pkt *pkt,
 /*
  * The callee gets a copy: the verifier forgets what it knew of any stack
  * memory a global function was handed, and the caller reads *pkt again.
+ * Egress is always tc.
  */
 static __always_inline int proxy_translate(const struct ctx *c, const struct pkt *pkt,
 					   struct flow_state *st, bool egress)
 {
 	struct pkt copy = *pkt;
 
+	if (egress)
+		return proxy_egress_skb(c->ctx, &copy, st);
 	if (c->kind == CTX_XDP)
-		return proxy_translate_xdp(c->ctx, &copy, st, egress);
-	/* tc ingress runs in a global function already (datapath_ingress_skb): a third frame won't fit. */
-	if (!egress)
-		return proxy_ingress(c, pkt, st);
-	return proxy_translate_skb(c->ctx, &copy, st, egress);
+		return proxy_ingress_xdp(c->ctx, &copy, st);
+	return proxy_ingress(c, pkt, st);
 }
 
 /*
