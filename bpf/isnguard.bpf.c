@@ -4,14 +4,17 @@
  * RFC 6528 ISN, later segments seq += delta. Ingress (XDP, or tc where XDP
  * is not wanted): ack, SACK edges and ICMP-quoted seq -= delta. The SYN
  * proxy (bpf/synproxy.h) answers SYNs to protected ports in XDP and turns
- * valid cookie ACKs into connections at tc ingress. Each program parses,
- * looks up, decides, rewrites, and ends in one counter.
+ * valid cookie ACKs into connections at tc ingress: a request socket of
+ * the host's listener, or (bpf/proxy.h) a connection isnguard opens to a
+ * server itself and translates. Each program parses, looks up, decides,
+ * rewrites, and ends in one counter.
  *
  * Size after verification (`bpftool prog loadall build/isnguard.bpf.o DIR`,
- * then `bpftool prog show pinned`, xlated / 8): isnguard_xdp 5271,
- * isnguard_xdp_cookie 3566, isnguard_tc_ingress 5212, isnguard_tc_cookie
- * 3695, isnguard_tc_egress 5141 instructions; the option walks are bpf_loop
- * callbacks, verified once.
+ * then `bpftool prog show pinned`, xlated / 8, global functions included):
+ * isnguard_xdp 5969, isnguard_xdp_cookie 4036, isnguard_tc_ingress 8038,
+ * isnguard_tc_cookie 5921, isnguard_tc_egress 6064 instructions; the
+ * option walks are bpf_loop callbacks, verified once, and the SYN proxy's
+ * and translator's larger steps global functions, verified once each.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
