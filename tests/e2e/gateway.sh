@@ -21,32 +21,17 @@ gw_setup() {
 	isng key set --from-file "$E2E_WORK/key" || fail "isng key set --from-file"
 }
 
-# Partial checksums through the datapath, verified after it: A and B hand
-# their segments to the veth with partial checksums (tx offload on), so M
-# forwards them partial and the datapath rewrites them so; M's devices
-# complete them in software as they leave (tx off, after tc egress), and A
-# and B verify in software what arrives (rx off). A checksum the datapath
-# left wrong shows as TcpInCsumErrors on A or B.
-gw_csum_partial_on() {
-	require_cmd ethtool
-	in_ns "$NS_A" ethtool -K "$IF_A" tx on rx off >/dev/null || fail "ethtool on $IF_A"
-	in_ns "$NS_B" ethtool -K "$IF_B" tx on rx off >/dev/null || fail "ethtool on $IF_B"
-	in_ns "$NS_M" ethtool -K "$IF_MA" tx off >/dev/null || fail "ethtool on $IF_MA"
-	in_ns "$NS_M" ethtool -K "$IF_MB" tx off >/dev/null || fail "ethtool on $IF_MB"
-	log "checksums: left partial by A and B, completed by M's devices, verified by A and B"
-}
-
 # One connection through M, 20 MiB each way: A serves and B connects
 # (passive), or A connects to B (active). The ISN of A's SYN-ACK or SYN as
 # B sees it is the keyed one for A's endpoint and B's, and not the one A's
 # stack chose (captured on a0). A and B verify every checksum in software;
 # the senders compute them in full (csum_strict_on), or with PARTIAL=1 A
-# and B leave them partial, as a host's stack does (gw_csum_partial_on).
+# and B leave them partial, as a host's stack does (csum_verified partial).
 check_gw_open() { # active|passive FAMILY [PARTIAL(0|1)]
 	local role=$1 fam=$2 partial=${3:-0} a b before after wire host local_ep remote_ep a_role
 	a=$(addr_of A "$fam") b=$(addr_of B "$fam")
 	gw_setup
-	if [ "$partial" = 1 ]; then gw_csum_partial_on; else csum_strict_on; fi
+	if [ "$partial" = 1 ]; then csum_verified partial; else csum_strict_on; fi
 	capture_start "$NS_B" "$IF_B" "tcp port $PORT" "$E2E_WORK/b.pcap"
 	capture_start "$NS_A" "$IF_A" "tcp port $PORT" "$E2E_WORK/a.pcap"
 	before=$(mono_ns)

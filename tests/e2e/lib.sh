@@ -279,18 +279,25 @@ syn_isn_from_capture() { # FILE [SRC]
 		}'
 }
 
-# Every receiver verifies TCP checksums in software: senders compute them in
-# full (tx offload off: a veth otherwise hands on CHECKSUM_PARTIAL packets,
-# which receivers trust unchecked) and A and B check them (rx offload off).
-# A checksum the datapath got wrong then shows as TcpInCsumErrors.
-csum_strict_on() {
+# Every receiver verifies TCP checksums in software (rx offload off on A
+# and B; M's devices complete in software what they send, tx off). SENDERS
+# is how A and B send them: "full" (tx offload off: a veth otherwise hands
+# on CHECKSUM_PARTIAL packets, which receivers trust unchecked) or
+# "partial" (tx on, as a host's stack does: M forwards them partial and the
+# datapath rewrites them so). A checksum the datapath got wrong then shows
+# as TcpInCsumErrors on A or B.
+csum_verified() { # full|partial
+	local tx=off
+	[ "$1" = partial ] && tx=on
 	require_cmd ethtool
-	in_ns "$NS_A" ethtool -K "$IF_A" tx off rx off >/dev/null || fail "ethtool on $IF_A"
-	in_ns "$NS_B" ethtool -K "$IF_B" tx off rx off >/dev/null || fail "ethtool on $IF_B"
+	in_ns "$NS_A" ethtool -K "$IF_A" tx "$tx" rx off >/dev/null || fail "ethtool on $IF_A"
+	in_ns "$NS_B" ethtool -K "$IF_B" tx "$tx" rx off >/dev/null || fail "ethtool on $IF_B"
 	in_ns "$NS_M" ethtool -K "$IF_MA" tx off >/dev/null || fail "ethtool on $IF_MA"
 	in_ns "$NS_M" ethtool -K "$IF_MB" tx off >/dev/null || fail "ethtool on $IF_MB"
-	log "checksums: computed in full by senders, verified in software by A and B"
+	log "checksums: computed by senders ($1), completed by M's devices, verified by A and B"
 }
+
+csum_strict_on() { csum_verified full; }
 
 assert_no_csum_errors() { # NS NAME
 	local errs

@@ -25,7 +25,7 @@ SP_WHERE=host
 SP_PATH=local
 # check_synproxy_transfer: checksums as the veths leave them (""), computed
 # in full by the senders ("strict": csum_strict_on), or left partial by A
-# and B and completed by M ("partial": gw_csum_partial_on); A and B verify
+# and B and completed by M ("partial": csum_verified partial); A and B verify
 # them in software with either.
 SP_CSUM=
 
@@ -145,7 +145,7 @@ check_synproxy_transfer() { # FAMILY TIMESTAMPS(0|1) SACK(0|1) WSCALE8(0|1) [A_R
 	[ -n "$a_rmem" ] && in_ns "$NS_A" sysctl -qw net.ipv4.tcp_rmem="$a_rmem"
 	case $SP_CSUM in
 	strict) csum_strict_on ;;
-	partial) gw_csum_partial_on ;;
+	partial) csum_verified partial ;;
 	esac
 	# tcpdump's tcp[] offsets are IPv4-only: capture the port, read the SYNs out.
 	capture_start "$NS_B" "$IF_B" "tcp port $SP_PORT" "$E2E_WORK/b.pcap"
