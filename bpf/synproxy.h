@@ -396,6 +396,11 @@ static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *p
 			return STAT_SYN_PASSED_SOCKET;	/* the server's call, as for a local socket */
 	} else if (state != BPF_TCP_LISTEN) {
 		return STAT_SYN_PASSED_SOCKET;	/* TIME_WAIT reuse, challenge ACK: the stack's call */
+	} else if ((sp->path == SYNPROXY_PATH_TRANSLATE ||
+		    (sp->path == SYNPROXY_PATH_AUTO && !(sp->flags & SYNPROXY_F_LOCAL_PATH))) &&
+		   proxy_tuple_busy(c, pkt)) {
+		/* The translate path's connections have no socket to tell: their entries do. */
+		return STAT_SYN_PASSED_SOCKET;
 	}
 
 	cfg = config_get();

@@ -399,6 +399,7 @@ enum synproxy_flag {
 	SYNPROXY_F_TIMESTAMPS = 1 << 1,	/* net.ipv4.tcp_timestamps */
 	SYNPROXY_F_WSCALE = 1 << 2,	/* net.ipv4.tcp_window_scaling */
 	SYNPROXY_F_ECN = 1 << 3,	/* net.ipv4.tcp_ecn 1 or 2: the host accepts ECN */
+	SYNPROXY_F_LOCAL_PATH = 1 << 4,	/* the kernel has bpf_sk_assign_tcp_reqsk (path auto) */
 };
 
 /* The SYN proxy's settings (map isn_synproxy, one entry; ports in isn_synproxy_ports). */

@@ -291,7 +291,7 @@ bool dp_flow_get(const struct flow_key *fk, struct flow_state *st)
 
 bool dp_flow_put(const struct flow_key *fk, const struct flow_state *st)
 {
-	return bpf_map_update_elem(bpf_map__fd(skel->maps.isn_flows), fk, st, BPF_EXIST) == 0;
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.isn_flows), fk, st, BPF_ANY) == 0;
 }
 
 uint64_t dp_stat(enum isn_stat stat)

@@ -55,7 +55,7 @@ bool dp_set_max_flows(uint32_t max_flows);
 
 /* Flow table access: either table; *opening tells whether it is the handshake one. */
 bool dp_flow_get(const struct flow_key *fk, struct flow_state *st);
-/* Rewrites an entry of the flow table (isn_flows) that exists. */
+/* Writes an entry of the flow table (isn_flows), made or replaced. */
 bool dp_flow_put(const struct flow_key *fk, const struct flow_state *st);
 bool dp_flow_get_in(const struct flow_key *fk, struct flow_state *st, bool *opening);
 

@@ -1660,3 +1660,50 @@ TEST(test_proxy_silent_server_gets_the_client_a_rst)
 	ASSERT_EQ(dp_stat(STAT_PROXY_TIMEOUT), before + 1, "proxy_server_timeout");
 	ASSERT_TRUE(!dp_flow_get(&pc.fk, &st), "the entry is gone");
 }
+
+/*
+ * On the translate path a SYN finds no socket of its connection: the flow
+ * entry tells. A live one passes the SYN to the host (its challenge ACK is
+ * translated back); a closed one is removed and the SYN gets a cookie.
+ */
+TEST(test_proxy_syn_on_a_tuple_with_an_entry)
+{
+	static const struct proxy_case c = { .name = "reuse", .family = 4, .ts = true };
+	static const struct { const char *name; __u32 flags; uint32_t verdict; bool gone; } rows[] = {
+		{ "live_connection_passes", FLOW_F_PROXIED | FLOW_F_PASSIVE_OPEN |
+		  FLOW_F_ESTABLISHED, XDP_PASS_VERDICT, false },
+		{ "closed_connection_removed_and_answered", FLOW_F_PROXIED | FLOW_F_PASSIVE_OPEN |
+		  FLOW_F_ESTABLISHED | FLOW_F_RST_LOCAL, XDP_TX_VERDICT, true },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN];
+		struct flow_state st = { .flags = rows[i].flags, .wire_isn = 1, .host_isn = 2 };
+		struct proxy_conn pc;
+		struct pkt_spec syn;
+		size_t in_len, out_len;
+		uint32_t verdict;
+
+		test_case_begin("%s", rows[i].name);
+		if (!setup(&sp_translate, SP_PORT) || !dp_flows_clear())
+			return;
+		proxy_conn_init(&pc, &c, CLIENT_PORT + 400);
+		if (!ASSERT_TRUE(dp_flow_put(&pc.fk, &st), "planted entry"))
+			return;
+		syn = pc.client;
+		syn.flags = TH_SYN;
+		syn.seq = CLIENT_ISN;
+		syn.window = 64240;
+		pkt_opt_mss(&syn, 1460);
+		pkt_opt_sack_perm(&syn);
+		pkt_opt_timestamp(&syn, CLIENT_TSVAL, 0);
+		pkt_opt_nop(&syn);
+		pkt_opt_wscale(&syn, 7);
+		in_len = pkt_build(&syn, in, sizeof(in));
+		if (!dp_run(DP_XDP_INGRESS, in, in_len, out, &out_len, &verdict))
+			return;
+		ASSERT_EQ(verdict, rows[i].verdict, rows[i].name);
+		ASSERT_EQ(!dp_flow_get(&pc.fk, &st), rows[i].gone, "entry gone (or kept)");
+	}
+	dp_flows_clear();
+}

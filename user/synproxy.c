@@ -253,6 +253,8 @@ void synproxy_host_params(struct synproxy_config *cfg)
 		cfg->flags |= SYNPROXY_F_WSCALE;
 	if (sysctl_or("ipv4/tcp_ecn", 2))
 		cfg->flags |= SYNPROXY_F_ECN;
+	if (synproxy_kernel_supported())
+		cfg->flags |= SYNPROXY_F_LOCAL_PATH;
 	cfg->rcv_wscale = host_rcv_wscale();
 	/* Half the default receive buffer, as the stack's first window; never 0. */
 	read_sysctl("ipv4/tcp_rmem", rmem, 3);
