@@ -3,8 +3,9 @@
  * isnguard synproxy, and the SYN-proxy part of attach: which ports get SYN
  * cookies, in which mode, and what the host's stack would negotiate (its
  * sysctls), written to the pinned maps isn_synproxy and isn_synproxy_ports.
- * The kernel must have bpf_sk_assign_tcp_reqsk (Linux 6.9) and accept
- * cookies at all (net.ipv4.tcp_syncookies 1 or 2): both are checked before
+ * The local path needs bpf_sk_assign_tcp_reqsk (Linux 6.9) and a kernel
+ * that accepts cookies at all (net.ipv4.tcp_syncookies 1 or 2); the
+ * translate path needs neither (--synproxy-path). Both are checked before
  * anything changes, and no sysctl is ever changed here.
  */
 #include <errno.h>
