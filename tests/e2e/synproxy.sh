@@ -492,6 +492,23 @@ test_flood_without_synproxy_every_entry_keeps_its_expiry() {
 
 # `isnguard synproxy PORT` switches it on live on an interface attached
 # without --synproxy; `synproxy off` gives the SYNs back to A's stack.
+# The path switched live on A: translate (isnguard opens the connection to
+# A's listener itself), then local again (a request socket of the listener).
+test_synproxy_path_switched_live() {
+	sp_setup
+	sp_server 2 30
+	isng synproxy --path translate --json | grep -q '"path":"translate"' ||
+		fail "synproxy --path translate --json"
+	sp_client_exchange
+	assert_eq "$(isng_counter proxy_server_synack)" 1 "translated handshake, live"
+	assert_eq "$(isng_counter cookie_handshake_to_stack)" 0 "no request socket on the translate path"
+	isng synproxy --path local | grep -q 'path local' || fail "synproxy --path local"
+	sp_client_exchange
+	bg_wait server
+	assert_eq "$(isng_counter cookie_handshake_to_stack)" 1 "request socket once local again"
+	assert_eq "$(isng_counter proxy_server_synack)" 1 "no more translated handshakes"
+}
+
 test_synproxy_switched_on_and_off_live() {
 	topo_up
 	ip -n "$NS_M" link set dev "$IF_MA" xdpdrv obj "$XDP_PASS_OBJ" sec xdp.frags ||
