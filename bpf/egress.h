@@ -76,8 +76,7 @@ static __always_inline int egress_flow_start(const struct flow_key *fk, struct f
 }
 
 static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt,
-				      const struct flow_key *fk, struct flow_state *st,
-				      bool opening)
+				      const struct flow_key *fk, struct flow_state *st)
 {
 	bool synack = pkt->tcp_flags & TCPF_ACK;
 	__u32 open_flag = synack ? FLOW_F_PASSIVE_OPEN : FLOW_F_ACTIVE_OPEN;
@@ -131,7 +130,7 @@ static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt
 		/* Retransmitted Fast Open SYNs go without their data; SND.NXT stays. */
 		if (seq_after(snd_nxt, st->host_snd_nxt))
 			st->host_snd_nxt = snd_nxt;
-		flow_note(st, FLOW_MAP(opening), open_flag | acked, now);
+		flow_note(st, open_flag | acked, now);
 		wire_isn = st->wire_isn;
 	} else {
 		/*
@@ -157,7 +156,7 @@ static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt
  * one 512-byte stack together. st may be NULL (no flow yet).
  */
 __noinline int egress_syn_skb(struct __sk_buff *skb, const struct pkt *pkt_arg,
-			      const struct flow_key *fk, struct flow_state *st, int opening)
+			      const struct flow_key *fk, struct flow_state *st)
 {
 	struct ctx c = { .ctx = skb, .kind = CTX_SKB };
 	struct pkt p;
@@ -165,7 +164,7 @@ __noinline int egress_syn_skb(struct __sk_buff *skb, const struct pkt *pkt_arg,
 	if (!pkt_arg || !fk)
 		return STAT_DROP_ERROR;
 	p = *pkt_arg;	/* on this stack, the verifier ties its loads together */
-	return egress_syn(&c, &p, fk, st, opening);
+	return egress_syn(&c, &p, fk, st);
 }
 
 /*
@@ -212,7 +211,7 @@ static __always_inline int datapath_egress(const struct ctx *c)
 	if (pkt.tcp_flags & TCPF_SYN) {
 		struct pkt copy = pkt;	/* see proxy_translate */
 
-		return egress_syn_skb(c->ctx, &copy, &fk, st, opening);
+		return egress_syn_skb(c->ctx, &copy, &fk, st);
 	}
 	if (!st)
 		return STAT_PASS_UNTRACKED;
@@ -236,7 +235,7 @@ static __always_inline int datapath_egress(const struct ctx *c)
 	if (opening && (seen & FLOW_F_ESTABLISHED))
 		flow_promote(&fk, st, seen, bpf_ktime_get_coarse_ns());
 	else
-		flow_note(st, FLOW_MAP(opening), seen, bpf_ktime_get_coarse_ns());
+		flow_note(st, seen, bpf_ktime_get_coarse_ns());
 	return STAT_SEQ_TRANSLATED;
 }
 

@@ -229,8 +229,7 @@ static __always_inline void flow_note_flags(struct flow_state *st, __u32 new_fla
 }
 
 /* The same, and last_seen moved to now (at most every FLOW_TOUCH_NS). */
-static __always_inline void flow_note(struct flow_state *st, void *map __maybe_unused,
-				      __u32 new_flags, __u64 now)
+static __always_inline void flow_note(struct flow_state *st, __u32 new_flags, __u64 now)
 {
 	/* Signed: the coarse clock may lag the precise one the entry was created with. */
 	if ((__s64)(now - st->last_seen_ns) > (__s64)FLOW_TOUCH_NS)
@@ -261,7 +260,7 @@ static __always_inline void flow_promote(const struct flow_key *fk, struct flow_
 	};
 	if (bpf_map_update_elem(&isn_flows, fk, &moved, BPF_NOEXIST)) {
 		stat_inc(STAT_FLOW_PROMOTE_FAILED);	/* stays here, established */
-		flow_note(st, &isn_opening, seen, now);
+		flow_note(st, seen, now);
 		return;
 	}
 	flow_count_add(1);
