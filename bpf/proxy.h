@@ -36,7 +36,6 @@
 #include "synopt.h"
 #include "tcp.h"
 
-#define PROXY_TTL 64
 #define PROXY_AF_INET 2
 #define PROXY_AF_INET6 10
 #define PROXY_WSCALE_MAX 14
@@ -94,19 +93,10 @@ static __always_inline int proxy_store(const struct ctx *c, const struct pkt *pk
 		return -1;
 	if (pkt->family == FLOW_FAMILY_IPV4) {
 		struct iphdr ip;
-		__be32 a;
 
 		if (bpf_skb_load_bytes(skb, pkt->l3_off, &ip, sizeof(ip)))
 			return -1;
-		if (turn) {
-			a = ip.saddr;
-			ip.saddr = ip.daddr;
-			ip.daddr = a;
-			ip.ttl = PROXY_TTL;
-		}
-		ip.tot_len = bpf_htons((__u16)(IPV4_HLEN_MIN + tcp_len));
-		ip.check = 0;
-		ip.check = (__u16)~csum_words((const __u32 *)&ip, IPV4_HLEN_MIN / 4, 0);
+		synhdr_ipv4(&ip, tcp_len, turn);
 		if (bpf_skb_store_bytes(skb, pkt->l3_off, &ip, sizeof(ip), BPF_F_RECOMPUTE_CSUM))
 			return -1;
 		addrs[0] = ip.saddr;
@@ -114,17 +104,10 @@ static __always_inline int proxy_store(const struct ctx *c, const struct pkt *pk
 		addr_words = 2;
 	} else {
 		struct ipv6hdr ip6;
-		struct in6_addr a;
 
 		if (bpf_skb_load_bytes(skb, pkt->l3_off, &ip6, sizeof(ip6)))
 			return -1;
-		if (turn) {
-			a = ip6.saddr;
-			ip6.saddr = ip6.daddr;
-			ip6.daddr = a;
-			ip6.hop_limit = PROXY_TTL;
-		}
-		ip6.payload_len = bpf_htons((__u16)tcp_len);
+		synhdr_ipv6(&ip6, tcp_len, turn);
 		if (bpf_skb_store_bytes(skb, pkt->l3_off, &ip6, sizeof(ip6), BPF_F_RECOMPUTE_CSUM))
 			return -1;
 		__builtin_memcpy(addrs, &ip6.saddr, 32);

@@ -111,4 +111,39 @@ static __always_inline __u16 synhdr_csum(const __u32 *words, __u32 tcp_len,
 	return (__u16)~csum_words(words, tcp_len / 4, synhdr_pseudo_sum(addrs, addr_words, tcp_len));
 }
 
+/* The TTL (hop limit) of a packet isnguard sends back to where one came from. */
+#define SYNHDR_TTL 64
+
+/*
+ * The IPv4 header in front of tcp_len bytes of TCP isnguard wrote: its
+ * length, and, with turn, the addresses swapped and a fresh TTL (an answer
+ * to the packet it was); the checksum computed last. Other fields stay.
+ */
+static __always_inline void synhdr_ipv4(struct iphdr *ip, __u32 tcp_len, bool turn)
+{
+	if (turn) {
+		__be32 addr = ip->saddr;
+
+		ip->saddr = ip->daddr;
+		ip->daddr = addr;
+		ip->ttl = SYNHDR_TTL;
+	}
+	ip->tot_len = bpf_htons((__u16)(IPV4_HLEN_MIN + tcp_len));
+	ip->check = 0;
+	ip->check = (__u16)~csum_words((const __u32 *)ip, IPV4_HLEN_MIN / 4, 0);
+}
+
+/* The same for IPv6 (no header checksum). */
+static __always_inline void synhdr_ipv6(struct ipv6hdr *ip6, __u32 tcp_len, bool turn)
+{
+	if (turn) {
+		struct in6_addr addr = ip6->saddr;
+
+		ip6->saddr = ip6->daddr;
+		ip6->daddr = addr;
+		ip6->hop_limit = SYNHDR_TTL;
+	}
+	ip6->payload_len = bpf_htons((__u16)tcp_len);
+}
+
 #endif /* ISNGUARD_BPF_SYNHDR_H */

@@ -34,7 +34,6 @@
 /* synproxy_ack_pre: the ACK may hold a cookie of ours; synproxy_ack_cookie says. */
 #define SYNPROXY_CONTINUE (-4)
 
-#define SYNPROXY_TTL 64
 #define IP_DF 0x4000
 /* RFC 9293 3.7.1 and RFC 8200 section 8.3: the MSS to assume when a SYN names none. */
 #define SYNPROXY_DEFAULT_MSS4 536
@@ -247,28 +246,16 @@ static __always_inline __u32 synack_tcp_header(__u32 *w, const struct tcphdr *sy
 /* The IPv4 header of the SYN-ACK: the SYN's, addresses swapped, fields of a fresh packet. */
 static __always_inline void synack_ipv4(struct iphdr *ip, __u32 tcp_len)
 {
-	__be32 addr = ip->saddr;
-
-	ip->saddr = ip->daddr;
-	ip->daddr = addr;
 	ip->tos = 0;
-	ip->tot_len = bpf_htons((__u16)(IPV4_HLEN_MIN + tcp_len));
 	ip->id = 0;
 	ip->frag_off = bpf_htons(IP_DF);
-	ip->ttl = SYNPROXY_TTL;
-	ip->check = 0;
-	ip->check = (__u16)~csum_words((const __u32 *)ip, IPV4_HLEN_MIN / 4, 0);
+	synhdr_ipv4(ip, tcp_len, true);
 }
 
 static __always_inline void synack_ipv6(struct ipv6hdr *ip6, __u32 tcp_len)
 {
-	struct in6_addr addr = ip6->saddr;
-
-	ip6->saddr = ip6->daddr;
-	ip6->daddr = addr;
 	*(__be32 *)ip6 = bpf_htonl(0x60000000);	/* version 6, no class, no label */
-	ip6->payload_len = bpf_htons((__u16)tcp_len);
-	ip6->hop_limit = SYNPROXY_TTL;
+	synhdr_ipv6(ip6, tcp_len, true);
 }
 
 /* Copies the header words into the frame; the frame ends right after them. */
