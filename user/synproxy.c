@@ -185,14 +185,16 @@ size_t synproxy_format_ports(const uint64_t *ports, char *buf, size_t len)
 /* --- what the host allows ------------------------------------------------ */
 
 
+/* Looked up once a process: the kernel's BTF is megabytes to parse, and it does not change. */
 bool synproxy_kernel_supported(void)
 {
-	struct btf *vmlinux = btf__load_vmlinux_btf();
-	bool found;
+	static int found = -1;
+	struct btf *vmlinux;
 
-	if (!vmlinux)
-		return false;
-	found = btf__find_by_name_kind(vmlinux, SYNPROXY_KFUNC, BTF_KIND_FUNC) > 0;
+	if (found >= 0)
+		return found;
+	vmlinux = btf__load_vmlinux_btf();
+	found = vmlinux && btf__find_by_name_kind(vmlinux, SYNPROXY_KFUNC, BTF_KIND_FUNC) > 0;
 	btf__free(vmlinux);
 	return found;
 }
@@ -307,14 +309,14 @@ int synproxy_write(int config_fd, int ports_fd, const struct synproxy_config *cf
 	return err;
 }
 
-/* Where valid cookie ACKs go with this path, on this kernel. */
-static const char *synproxy_path_says(uint32_t path)
+/* Where valid cookie ACKs go with this path, on the kernel the settings were written for. */
+static const char *synproxy_path_says(const struct synproxy_config *cfg)
 {
-	if (path == SYNPROXY_PATH_TRANSLATE)
+	if (cfg->path == SYNPROXY_PATH_TRANSLATE)
 		return "isnguard opens every connection itself and translates it";
-	if (path == SYNPROXY_PATH_LOCAL)
+	if (cfg->path == SYNPROXY_PATH_LOCAL)
 		return "local listeners only, through bpf_sk_assign_tcp_reqsk";
-	if (!synproxy_kernel_supported())
+	if (!(cfg->flags & SYNPROXY_F_LOCAL_PATH))
 		return "translated (this kernel lacks " SYNPROXY_KFUNC ")";
 	return "local listeners through " SYNPROXY_KFUNC ", forwarded servers translated";
 }
@@ -358,7 +360,7 @@ void synproxy_print(const struct synproxy_config *cfg, const uint64_t *ports,
 	if (cfg->mode == SYNPROXY_AUTO)
 		printf(", on above %u SYN/s per port, off below %u", cfg->syn_threshold,
 		       cfg->syn_threshold / 2);
-	printf("\n          path %s: %s", synproxy_path_name(cfg->path), synproxy_path_says(cfg->path));
+	printf("\n          path %s: %s", synproxy_path_name(cfg->path), synproxy_path_says(cfg));
 	printf("\n          SYN-ACK: window %u, wscale %u, offers", cfg->window, cfg->rcv_wscale);
 	for (size_t i = 0; i < sizeof(offers) / sizeof(offers[0]); i++)
 		if (cfg->flags & offers[i].flag)
