@@ -489,19 +489,18 @@ static void destroy_created_hook(int ifindex, bool created_hook)
 
 /*
  * Which programs this attach loads; the others are not even verified. Beside
- * XDP ingress, the tc filter that takes cookie ACKs goes on whenever the
- * kernel can create cookie connections, so `isnguard synproxy` can switch
- * the SYN proxy on live; beside tc ingress, which takes cookie ACKs itself,
- * the XDP program that answers SYNs only with --synproxy.
+ * XDP ingress, the tc filter that takes cookie ACKs always goes on (without
+ * the kfunc the SYN proxy translates), so `isnguard synproxy` can switch the
+ * SYN proxy on live; beside tc ingress, which takes cookie ACKs itself, the
+ * XDP program that answers SYNs only with --synproxy.
  */
-static void select_programs(struct isnguard *skel, const struct attach_request *req,
-			    bool cookie_acks)
+static void select_programs(struct isnguard *skel, const struct attach_request *req)
 {
 	bool tc = req->ingress == LINK_INGRESS_TC;
 
 	bpf_program__set_autoload(skel->progs.isnguard_xdp, !tc);
 	bpf_program__set_autoload(skel->progs.isnguard_tc_ingress, tc);
-	bpf_program__set_autoload(skel->progs.isnguard_tc_cookie, !tc && cookie_acks);
+	bpf_program__set_autoload(skel->progs.isnguard_tc_cookie, !tc);
 	bpf_program__set_autoload(skel->progs.isnguard_xdp_cookie, tc && req->synproxy);
 }
 
@@ -551,12 +550,10 @@ struct ingress_attached {
 static int attach_ingress(struct isnguard *skel, const struct attach_request *req, int ifindex,
 			  struct ingress_attached *in, bool *created_hook)
 {
-	/* Cookie ACKs are taken on every kernel: without the kfunc the proxy translates. */
-	bool cookie_acks = true;
 	char msg[128];
 	int err;
 
-	select_programs(skel, req, cookie_acks);
+	select_programs(skel, req);
 	if (req->ingress == LINK_INGRESS_TC) {
 		err = req->synproxy ? attach_xdp(skel, req, ifindex, XDP_COOKIE_PROG_NAME,
 						 &in->xdp_prog, &in->cookie_prog_id)
@@ -580,7 +577,7 @@ static int attach_ingress(struct isnguard *skel, const struct attach_request *re
 	}
 
 	err = attach_xdp(skel, req, ifindex, XDP_PROG_NAME, &in->xdp_prog, &in->prog_id);
-	if (err || !cookie_acks)
+	if (err)
 		return err;
 	err = attach_tc(ifindex, BPF_TC_INGRESS, skel->progs.isnguard_tc_cookie, created_hook,
 			&in->cookie_prog_id);
