@@ -11,8 +11,8 @@
  *
  * Size after verification (`bpftool prog loadall build/isnguard.bpf.o DIR`,
  * then `bpftool prog show pinned`, xlated / 8, global functions included):
- * isnguard_xdp 5969, isnguard_xdp_cookie 4036, isnguard_tc_ingress 8038,
- * isnguard_tc_cookie 5921, isnguard_tc_egress 6064 instructions; the
+ * isnguard_xdp 6149, isnguard_xdp_cookie 4216, isnguard_tc_ingress 8032,
+ * isnguard_tc_cookie 5915, isnguard_tc_egress 6057 instructions; the
  * option walks are bpf_loop callbacks, verified once, and the SYN proxy's
  * and translator's larger steps global functions, verified once each.
  */
