@@ -11,16 +11,19 @@
  *
  * Size after verification (`bpftool prog loadall build/isnguard.bpf.o DIR`,
  * then `bpftool prog show pinned`, xlated / 8, global functions included):
- * isnguard_xdp 6149, isnguard_xdp_cookie 4216, isnguard_tc_ingress 8032,
+ * isnguard_xdp 6529, isnguard_xdp_cookie 4216, isnguard_tc_ingress 8032,
  * isnguard_tc_cookie 5915, isnguard_tc_egress 6057 instructions; the
  * option walks are bpf_loop callbacks, verified once, and the SYN proxy's
  * and translator's larger steps global functions, verified once each.
+ * isnguard_xdp first tries header prediction (bpf/fastpath.h), inlined;
+ * what it leaves goes to the general path, a global function.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 
 #include "compiler.h"
 #include "egress.h"
+#include "fastpath.h"
 #include "ingress.h"
 #include "synproxy.h"
 
@@ -48,6 +51,20 @@ static __always_inline int xdp_ingress(const struct ctx *c, bool translate)
 	return datapath_ingress(c, &pkt);
 }
 
+/*
+ * xdp_ingress(translate) for what header prediction (bpf/fastpath.h) left,
+ * as a global function: verified once, not again for each way the
+ * prediction can miss.
+ */
+__noinline int xdp_ingress_general(struct xdp_md *xdp)
+{
+	struct ctx c = { .ctx = xdp, .kind = CTX_XDP };
+
+	if (!xdp)
+		return STAT_DROP_ERROR;
+	return xdp_ingress(&c, true);
+}
+
 static __always_inline int xdp_verdict(int stat)
 {
 	if (stat == STAT_COOKIE_SENT)
@@ -58,9 +75,10 @@ static __always_inline int xdp_verdict(int stat)
 SEC("xdp")
 int isnguard_xdp(struct xdp_md *xdp)
 {
-	struct ctx c = { .ctx = xdp, .kind = CTX_XDP };
-	int stat = xdp_ingress(&c, true);
+	int stat = fastpath_ack(xdp);
 
+	if (stat == FASTPATH_MISS)
+		stat = xdp_ingress_general(xdp);
 	stat_inc(stat);
 	return xdp_verdict(stat);
 }

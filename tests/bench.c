@@ -9,7 +9,9 @@
  * datapath itself (bpf/isnguard.bpf.c) per packet on crafted frames: the
  * established-flow paths of XDP and tc, and the SYN rewrite path.
  *
- * Usage: bench [--repeat N] [--rounds N] [--json]
+ * Usage: bench [--repeat N] [--rounds N] [--only NAME,...] [--json]
+ * --only measures just the named cases (see --json for names) beside the
+ * baselines and the floor, e.g. to profile one path with perf.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -30,7 +32,7 @@
 #include "pkt.h"
 
 #define MAX_ROUNDS 31
-/* The SYN rewrite path creates a flow each run, so it is timed one run at a time. */
+/* The SYN paths change what the next run of the same frame would do: timed one run at a time. */
 #define SYN_RUNS_PER_ROUND 20000
 
 enum bench_table { TABLE_ISN, TABLE_DATAPATH };
@@ -46,6 +48,7 @@ struct bench_case {
 	bool single_runs;		/* timed one run at a time (SYN_RUNS_PER_ROUND of them) */
 	bool new_flow_each_run;		/* SYN rewrite: delete the flow before every run */
 	struct flow_key flow;		/* ... this one */
+	bool skipped;			/* left out by --only */
 	double ns[MAX_ROUNDS];
 	double median;
 };
@@ -56,6 +59,7 @@ struct bench {
 	struct bench_case cases[32];
 	size_t ncases;
 	unsigned long repeat, rounds;
+	const char *only;		/* --only: comma-separated case names, or NULL */
 };
 
 static int cmp_double(const void *a, const void *b)
@@ -366,10 +370,17 @@ static int add_datapath_cases(struct bench *b)
 		   "tc egress: proxied flow data (+ TSval, window)",
 		   dp->progs.isnguard_tc_egress, &s);
 
+	/*
+	 * Single runs, each on the SYN as the host sent it: repeated, the
+	 * second run would see the wire ISN the first wrote, a new host ISN,
+	 * and start a new connection on the tuple (ending the established one
+	 * the other cases use).
+	 */
 	host_spec(&s, 50000, TH_SYN, HOST_ISN);
 	syn_options(&s);
 	frame_case(b, "tc_egress_syn_retransmit", "tc egress: SYN retransmission (flow established)",
 		   dp->progs.isnguard_tc_egress, &s);
+	b->cases[b->ncases - 1].single_runs = true;
 
 	host_spec(&s, 50002, TH_SYN, HOST_ISN);
 	syn_options(&s);
@@ -381,7 +392,21 @@ static int add_datapath_cases(struct bench *b)
 	return 0;
 }
 
-/* Mean ns of one run; the SYN case times single runs, each on a fresh flow. */
+/* Whether --only leaves c to be measured: baselines and the floor always are. */
+static bool wanted(const struct bench *b, const struct bench_case *c)
+{
+	size_t len = strlen(c->name);
+
+	if (!b->only || !strncmp(c->name, "empty", 5) || !strcmp(c->name, "floor"))
+		return true;
+	for (const char *p = b->only; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+		if (strcspn(p, ",") == len && !strncmp(p, c->name, len))
+			return true;
+	}
+	return false;
+}
+
+/* Mean ns of one run; the SYN cases time single runs (the new-flow one on a fresh flow each). */
 static int measure(struct bench *b, struct bench_case *c, double *ns)
 {
 	uint32_t duration = 0;
@@ -451,7 +476,7 @@ static void print_json(const struct bench *b, const char *kernel, const char *cp
 		for (size_t i = 0; i < b->ncases; i++) {
 			const struct bench_case *c = &b->cases[i];
 
-			if (c->table != (enum bench_table)t)
+			if (c->table != (enum bench_table)t || c->skipped)
 				continue;
 			jw_start_object(&jw);
 			jw_string_field(&jw, "name", c->name);
@@ -484,7 +509,7 @@ static void print_table(const struct bench *b, enum bench_table t, const char *t
 		double over = c->median - baseline_of(b, c);
 		char range[32], ratio[16] = "";
 
-		if (c->table != t)
+		if (c->table != t || c->skipped)
 			continue;
 		snprintf(range, sizeof(range), "%.1f..%.1f", c->ns[0], c->ns[b->rounds - 1]);
 		if (t == TABLE_DATAPATH && floor_over > 0 && strncmp(c->name, "empty", 5))
@@ -514,6 +539,7 @@ int main(int argc, char **argv)
 		{ "repeat", required_argument, NULL, 'n' },
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "only", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -523,7 +549,7 @@ int main(int argc, char **argv)
 	char cpu[128];
 	int opt, err;
 
-	while ((opt = getopt_long(argc, argv, "n:r:jh", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "n:r:o:jh", options, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
 			b.repeat = strtoul(optarg, NULL, 0);
@@ -534,8 +560,12 @@ int main(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
+		case 'o':
+			b.only = optarg;
+			break;
 		case 'h':
-			printf("Usage: %s [--repeat N] [--rounds N] [--json]\n", argv[0]);
+			printf("Usage: %s [--repeat N] [--rounds N] [--only NAME,...] [--json]\n",
+			       argv[0]);
 			return 0;
 		default:
 			return 2;
@@ -560,8 +590,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	for (size_t i = 0; i < b.ncases; i++)
+		b.cases[i].skipped = !wanted(&b, &b.cases[i]);
 	for (unsigned long r = 0; r < b.rounds; r++) {
 		for (size_t i = 0; i < b.ncases; i++) {
+			if (b.cases[i].skipped)
+				continue;
 			err = measure(&b, &b.cases[i], &b.cases[i].ns[r]);
 			if (err) {
 				fprintf(stderr, "bench: test run of %s failed: %s\n", b.cases[i].name,
@@ -581,7 +615,7 @@ int main(int argc, char **argv)
 		print_json(&b, uts.release, cpu);
 		return 0;
 	}
-	printf("BPF_PROG_TEST_RUN, %lu runs per round (SYN rewrite: %d single runs), median of "
+	printf("BPF_PROG_TEST_RUN, %lu runs per round (SYN rows: %d single runs), median of "
 	       "%lu interleaved rounds\nkernel %s, %s\n", b.repeat, SYN_RUNS_PER_ROUND, b.rounds,
 	       uts.release, cpu);
 	print_table(&b, TABLE_ISN, "Keyed ISN functions (one call per run)");

@@ -454,6 +454,13 @@ struct translate_row {
 	size_t payload;
 	enum isn_stat stat;
 	uint32_t flow_flag;		/* a flag the segment must set */
+	/*
+	 * The handshake done first (the flow in isn_flows), as for every
+	 * segment but a connection's first: XDP's header prediction
+	 * (bpf/fastpath.h) takes the layouts it knows, the general path the
+	 * rest, and tc ingress all of them; the bytes must be the same.
+	 */
+	bool established;
 };
 
 static const struct translate_row translate_rows[] = {
@@ -493,6 +500,35 @@ static const struct translate_row translate_rows[] = {
 	  .sack_blocks = 1, .timestamps = true, .vlan = true, .stat = STAT_ACK_TRANSLATED },
 	{ .desc = "ingress malformed option list: ack only", .ingress = true, .flags = TH_ACK,
 	  .sack_blocks = 1, .bad_option = true, .stat = STAT_ACK_TRANSLATED },
+	/* Predicted in XDP: */
+	{ .desc = "established: pure ACK", .ingress = true, .flags = TH_ACK,
+	  .stat = STAT_ACK_TRANSLATED, .established = true },
+	{ .desc = "established: data with timestamps", .ingress = true, .flags = TH_ACK | TH_PSH,
+	  .timestamps = true, .payload = 1000, .stat = STAT_ACK_TRANSLATED, .established = true },
+	{ .desc = "established: URG, ECE and CWR", .ingress = true,
+	  .flags = TH_ACK | TH_URG | 0x40 | 0x80, .payload = 10, .stat = STAT_ACK_TRANSLATED,
+	  .established = true },
+	{ .desc = "established: timestamps, 1 SACK block", .ingress = true, .flags = TH_ACK,
+	  .sack_blocks = 1, .timestamps = true, .stat = STAT_ACK_TRANSLATED, .established = true },
+	{ .desc = "established: timestamps, 3 SACK blocks", .ingress = true, .flags = TH_ACK,
+	  .sack_blocks = 3, .timestamps = true, .stat = STAT_ACK_TRANSLATED, .established = true },
+	{ .desc = "established: 2 SACK blocks alone", .ingress = true, .flags = TH_ACK,
+	  .sack_blocks = 2, .stat = STAT_ACK_TRANSLATED, .established = true },
+	{ .desc = "established: 4 SACK blocks alone", .ingress = true, .flags = TH_ACK,
+	  .sack_blocks = 4, .payload = 5, .stat = STAT_ACK_TRANSLATED, .established = true },
+	/* Left to the general path: */
+	{ .desc = "established: FIN", .ingress = true, .flags = TH_FIN | TH_ACK,
+	  .timestamps = true, .stat = STAT_ACK_TRANSLATED, .flow_flag = FLOW_F_FIN_REMOTE,
+	  .established = true },
+	{ .desc = "established: RST|ACK", .ingress = true, .flags = TH_RST | TH_ACK,
+	  .stat = STAT_ACK_TRANSLATED, .flow_flag = FLOW_F_RST_REMOTE, .established = true },
+	{ .desc = "established: IPv4 options", .ingress = true, .flags = TH_ACK,
+	  .sack_blocks = 1, .timestamps = true, .ip_opts_len = 4, .stat = STAT_ACK_TRANSLATED,
+	  .established = true },
+	{ .desc = "established: 802.1Q tag", .ingress = true, .flags = TH_ACK, .sack_blocks = 2,
+	  .vlan = true, .stat = STAT_ACK_TRANSLATED, .established = true },
+	{ .desc = "established: malformed option list", .ingress = true, .flags = TH_ACK,
+	  .sack_blocks = 1, .bad_option = true, .stat = STAT_ACK_TRANSLATED, .established = true },
 };
 
 /* How the SACK option is laid out after any timestamps. */
@@ -550,6 +586,24 @@ static void add_options(struct pkt_spec *s, const struct translate_row *row,
 	}
 }
 
+/*
+ * The peer's ACK of the host's ISN, through XDP: the flow moves to the
+ * flow table (checked), as after every real handshake.
+ */
+static bool establish_flow(int family, uint16_t lport, uint16_t rport, struct flow_state *st)
+{
+	struct pkt_spec s;
+	struct flow_key fk;
+	bool opening = true;
+
+	peer_segment(&s, family, lport, rport, TH_ACK, 0x22220000, st->wire_isn + 1);
+	if (!send_segment(DP_XDP_INGRESS, &s))
+		return false;
+	dp_flow_key_of(&s, false, &fk);
+	return ASSERT_TRUE(dp_flow_get_in(&fk, st, &opening) && !opening,
+			   "the acknowledged flow is in isn_flows");
+}
+
 static void run_translate_row_laid_out(const struct translate_row *row, enum sack_layout layout,
 				      int family, enum dp_prog prog)
 {
@@ -564,6 +618,8 @@ static void run_translate_row_laid_out(const struct translate_row *row, enum sac
 
 	snprintf(what, sizeof(what), "%s, IPv%d", row->desc, family);
 	if (!open_flow(family, lport, rport, family == 4, 0xfffff000u + lport, &st))
+		return;
+	if (row->established && !establish_flow(family, lport, rport, &st))
 		return;
 	for (size_t i = 0; i < sizeof(payload); i++)
 		payload[i] = (uint8_t)(i * 13);
@@ -652,20 +708,77 @@ TEST(test_sack_edges_at_odd_offsets_translated)
 
 TEST(test_sack_blocks_counted_on_ingress)
 {
-	const struct translate_row *four = NULL;
-	uint64_t before;
+	int rows = 0;
 
 	if (!dp_setup())
 		return;
-	for (size_t i = 0; i < sizeof(translate_rows) / sizeof(translate_rows[0]); i++)
-		if (translate_rows[i].ingress && translate_rows[i].sack_blocks == 4 &&
-		    !translate_rows[i].bad_option)
-			four = &translate_rows[i];
-	if (!ASSERT_TRUE(four, "a row with 4 SACK blocks"))
+	/* In a handshake's segment (the general path) and an established one (predicted). */
+	for (size_t i = 0; i < sizeof(translate_rows) / sizeof(translate_rows[0]); i++) {
+		const struct translate_row *row = &translate_rows[i];
+		uint64_t before = dp_stat(STAT_SACK_BLOCKS);
+
+		if (!row->ingress || row->sack_blocks != 4 || row->bad_option || row->vlan)
+			continue;
+		rows++;
+		run_translate_row(row, 4, DP_XDP_INGRESS);
+		ASSERT_EQ(dp_stat(STAT_SACK_BLOCKS), before + 4, row->desc);
+	}
+	ASSERT_EQ(rows, 2, "rows with 4 SACK blocks, handshake and established");
+}
+
+/*
+ * Lengths that do not hold the TCP header, on an established flow (where
+ * XDP's header prediction looks first): untouched and counted, as the
+ * general parse would. The IP length short of the options, and the frame
+ * cut inside the SACK option.
+ */
+TEST(test_established_flow_segment_with_bad_lengths_passes_untouched)
+{
+	const uint32_t sack[2][2] = { { 1000, 2000 }, { 3000, 4000 } };
+
+	if (!dp_setup())
 		return;
-	before = dp_stat(STAT_SACK_BLOCKS);
-	run_translate_row(four, 4, DP_XDP_INGRESS);
-	ASSERT_EQ(dp_stat(STAT_SACK_BLOCKS), before + 4, "sack_blocks_translated");
+	for (int family = 4; family <= 6; family += 2) {
+		for (int cut = 0; cut < 2; cut++) {
+			uint16_t lport = fresh_port(), rport = 8080;
+			uint8_t frame[PKT_MAX_LEN];
+			struct flow_state st;
+			struct pkt_layout lay;
+			struct pkt_spec s;
+			uint64_t before;
+			size_t len;
+			char what[96];
+
+			snprintf(what, sizeof(what), "IPv%d, %s", family,
+				 cut ? "frame cut in the SACK option" : "IP length short of the options");
+			test_case_begin("%s", what);
+			if (!open_flow(family, lport, rport, true, 0x7000 + lport, &st) ||
+			    !establish_flow(family, lport, rport, &st))
+				return;
+			peer_segment(&s, family, lport, rport, TH_ACK, 0x22220000, st.wire_isn + 100);
+			pkt_opt_nop(&s);
+			pkt_opt_nop(&s);
+			pkt_opt_timestamp(&s, 1, 2);
+			pkt_opt_nop(&s);
+			pkt_opt_nop(&s);
+			pkt_opt_sack(&s, sack, 2);
+			len = pkt_build(&s, frame, sizeof(frame));
+			if (!ASSERT_TRUE(len && pkt_parse(frame, len, &lay), what))
+				return;
+			if (cut) {
+				len = lay.l4_off + 20 + 12 + 4 + 4;
+			} else if (family == 4) {
+				frame[lay.l3_off + 2] = 0;	/* total length: IP + 20 TCP bytes */
+				frame[lay.l3_off + 3] = 40;
+			} else {
+				frame[lay.l3_off + 4] = 0;	/* payload length: 20 TCP bytes */
+				frame[lay.l3_off + 5] = 20;
+			}
+			before = dp_stat(STAT_PASS_TRUNCATED);
+			if (expect_untouched_raw(DP_XDP_INGRESS, frame, len, what))
+				ASSERT_EQ(dp_stat(STAT_PASS_TRUNCATED), before + 1, what);
+		}
+	}
 }
 
 /* --- ICMP errors quoting the host's segments ----------------------------- */

@@ -276,7 +276,16 @@ static int reuse_pinned_maps(struct isnguard *skel)
 	return 0;
 }
 
-/* Pins, with their BTF, the maps this load created. */
+/* Whether name is one of the state maps pinned (not a program's own scratch map). */
+static bool is_state_map(const char *name)
+{
+	for (size_t i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++)
+		if (!strcmp(name, pinned_maps[i]))
+			return true;
+	return false;
+}
+
+/* Pins, with their BTF, the state maps this load created. */
 static int pin_new_maps(struct isnguard *skel)
 {
 	struct bpf_map *map;
@@ -285,7 +294,7 @@ static int pin_new_maps(struct isnguard *skel)
 	bpf_object__for_each_map(map, skel->obj) {
 		int err;
 
-		if (bpf_map__is_internal(map))
+		if (bpf_map__is_internal(map) || !is_state_map(bpf_map__name(map)))
 			continue;
 		err = pin_path(path, sizeof(path), bpf_map__name(map));
 		if (err)

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Header prediction for XDP ingress, after Van Jacobson's and Linux's
+ * tcp_rcv_established() fast path: most segments in are ACKs of an
+ * established, rewritten flow in the layouts real stacks send. Those are
+ * recognised here straight from packet pointers (Ethernet, IPv4 without
+ * options or IPv6 without extension headers, TCP with no options, the
+ * aligned timestamps, and NOP, NOP, SACK after them or alone) and get
+ * ack and SACK edges -= delta with one checksum fix. Anything else (VLAN
+ * tags, IP options, fragments, SYN, FIN or RST, other option layouts, a
+ * flow still in its handshake, proxied or not yet established) is left
+ * to the general path (parse.h, ingress.h), which handles every case
+ * and gives the same bytes for these; tests/test_datapath.c checks both.
+ */
+#ifndef ISNGUARD_BPF_FASTPATH_H
+#define ISNGUARD_BPF_FASTPATH_H
+
+#include <bpf/bpf_endian.h>
+#include "csum.h"
+#include "flow.h"
+#include "parse.h"
+#include "stats.h"
+#include "tcpopt.h"
+
+/* Not predicted: the general path takes the segment. */
+#define FASTPATH_MISS (-1)
+
+/* Flags a predicted segment has exactly: ACK, with PSH, URG, ECE, CWR as they come. */
+#define FASTPATH_FLAGS_OFF (TCPF_SYN | TCPF_FIN | TCPF_RST)
+
+/*
+ * The key is built here, not on the stack: XDP's deepest call chain (the
+ * general path's SYN proxy) leaves no room in 512 bytes for another 40.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct flow_key);
+} isn_fastpath_key SEC(".maps");
+
+_Static_assert(sizeof(struct flow_key) == 5 * sizeof(__u64), "fastpath_headers clears 5 words");
+
+/* Adds what replacing *field with field - delta changes to the 64-bit sum. */
+static __always_inline __u64 fastpath_shift(__be32 *field, __u32 delta, __u64 sum)
+{
+	__be32 old = *field, new = bpf_htonl(bpf_ntohl(old) - delta);
+
+	*field = new;
+	return sum + (__u32)~old + new;
+}
+
+static __always_inline __u16 fastpath_fold64(__u64 sum)
+{
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	return csum_fold32((__u32)sum);
+}
+
+/*
+ * SACK blocks at *opt filling the option bytes up to optend exactly (NOP,
+ * NOP, SACK): their count, 0 for no options left, -1 for another layout.
+ */
+static __always_inline int fastpath_sack_blocks(__be32 *opt, void *optend, void *end)
+{
+	__u32 word, len;
+
+	if ((void *)opt == optend)
+		return 0;
+	if ((void *)(opt + 1) > end)
+		return -1;
+	word = bpf_ntohl(*opt);
+	len = word & 0xff;
+	if (word >> 8 != (TCPOPT_NOP << 16 | TCPOPT_NOP << 8 | TCPOPT_SACK) ||
+	    (void *)opt + 2 + len != optend || len < TCPOLEN_SACK_BASE + TCPOLEN_SACK_BLOCK ||
+	    len > TCPOLEN_SACK_BASE + MAX_SACK_BLOCKS * TCPOLEN_SACK_BLOCK ||
+	    (len - TCPOLEN_SACK_BASE) % TCPOLEN_SACK_BLOCK)
+		return -1;
+	return (len - TCPOLEN_SACK_BASE) / TCPOLEN_SACK_BLOCK;
+}
+
+/*
+ * The flow key and TCP header of a plain IPv4 or IPv6 TCP segment; NULL
+ * when the frame is anything else. *ip_payload is the IP payload length.
+ */
+static __always_inline struct tcphdr *fastpath_headers(void *data, void *end,
+						       struct flow_key *fk, __u32 *ip_payload)
+{
+	struct ethhdr *eth = data;
+
+	__u64 *words = (void *)fk;	/* a map value: 8-byte aligned, unlike the type */
+
+	if ((void *)(eth + 1) > end)
+		return NULL;
+	words[0] = words[1] = words[2] = words[3] = words[4] = 0;
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *iph = (void *)(eth + 1);
+
+		/* Version 4, no options, not a later fragment, TCP. */
+		if ((void *)(iph + 1) > end || *(__u8 *)iph != 0x45 ||
+		    (iph->frag_off & bpf_htons(IP_OFFSET)) || iph->protocol != IPPROTO_TCP ||
+		    bpf_ntohs(iph->tot_len) < IPV4_HLEN_MIN)
+			return NULL;
+		fk->family = FLOW_FAMILY_IPV4;
+		*(__u32 *)fk->local_addr = iph->daddr;
+		*(__u32 *)fk->remote_addr = iph->saddr;
+		*ip_payload = bpf_ntohs(iph->tot_len) - IPV4_HLEN_MIN;
+		return (void *)(iph + 1);
+	}
+	if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6h = (void *)(eth + 1);
+
+		if ((void *)(ip6h + 1) > end || (*(__u8 *)ip6h >> 4) != 6 ||
+		    ip6h->nexthdr != IPPROTO_TCP)
+			return NULL;
+		fk->family = FLOW_FAMILY_IPV6;
+		__builtin_memcpy(fk->local_addr, &ip6h->daddr, 16);
+		__builtin_memcpy(fk->remote_addr, &ip6h->saddr, 16);
+		*ip_payload = bpf_ntohs(ip6h->payload_len);
+		return (void *)(ip6h + 1);
+	}
+	return NULL;
+}
+
+/*
+ * STAT_ACK_TRANSLATED for a predicted ACK of an established flow,
+ * STAT_PASS_UNTRACKED for a predicted segment of no flow at all, or
+ * FASTPATH_MISS. Inlined: a call costs more here than the whole
+ * prediction (make bench), so the general path is the function.
+ */
+static __always_inline int fastpath_ack(struct xdp_md *xdp)
+{
+	void *data, *end;
+	struct flow_state *st;
+	struct flow_key *fk;
+	struct tcphdr *th;
+	__be32 *opt;
+	void *optend;
+	__u32 ip_payload = 0, delta, hlen, i, zero = 0;
+	__u8 flags;
+	int blocks;
+	__u64 sum;
+
+	if (l3_device)
+		return FASTPATH_MISS;
+	data = (void *)(long)xdp->data;
+	end = (void *)(long)xdp->data_end;
+	fk = bpf_map_lookup_elem(&isn_fastpath_key, &zero);
+	if (!fk)
+		return FASTPATH_MISS;
+	th = fastpath_headers(data, end, fk, &ip_payload);
+	if (!th || (void *)(th + 1) > end)
+		return FASTPATH_MISS;
+	flags = ((__u8 *)th)[13];
+	hlen = th->doff * 4;
+	if (!(flags & TCPF_ACK) || (flags & FASTPATH_FLAGS_OFF) || hlen < TCP_HLEN_MIN ||
+	    hlen > ip_payload || (void *)th + hlen > end)
+		return FASTPATH_MISS;
+
+	/* Options: none; timestamps; SACK after timestamps or alone. */
+	opt = (void *)(th + 1);
+	optend = (void *)th + hlen;
+	if ((void *)(opt + 1) <= end && optend >= (void *)(opt + 3) &&
+	    *opt == bpf_htonl(TCPOPT_TSTAMP_HDR))
+		opt += 3;
+	blocks = fastpath_sack_blocks(opt, optend, end);
+	if (blocks < 0)
+		return FASTPATH_MISS;
+
+	fk->local_port = th->dest;
+	fk->remote_port = th->source;
+	st = bpf_map_lookup_elem(&isn_flows, fk);
+	if (!st) {
+		/* A handshake's segment goes the general way, which promotes it. */
+		if (bpf_map_lookup_elem(&isn_opening, fk))
+			return FASTPATH_MISS;
+		return STAT_PASS_UNTRACKED;
+	}
+	if ((st->flags & (FLOW_F_ESTABLISHED | FLOW_F_PROXIED)) != FLOW_F_ESTABLISHED)
+		return FASTPATH_MISS;
+
+	delta = st->seq_delta;
+	sum = fastpath_shift(&th->ack_seq, delta, 0);
+	for (i = 0; i < MAX_SACK_BLOCKS * 2; i++) {
+		__be32 *edge = opt + 1 + i;
+
+		if (i >= (__u32)blocks * 2 || (void *)(edge + 1) > end)
+			break;
+		sum = fastpath_shift(edge, delta, sum);
+	}
+	csum_apply_diff(&th->check, fastpath_fold64(sum));
+	if (blocks)
+		stat_add(STAT_SACK_BLOCKS, blocks);
+	return STAT_ACK_TRANSLATED;
+}
+
+#endif /* ISNGUARD_BPF_FASTPATH_H */
