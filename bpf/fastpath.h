@@ -39,8 +39,6 @@ struct {
 	__type(value, struct flow_key);
 } isn_fastpath_key SEC(".maps");
 
-_Static_assert(sizeof(struct flow_key) == 5 * sizeof(__u64), "fastpath_headers clears 5 words");
-
 /* Adds what replacing *field with field - delta changes to the 64-bit sum. */
 static __always_inline __u64 fastpath_shift(__be32 *field, __u32 delta, __u64 sum)
 {
@@ -80,19 +78,34 @@ static __always_inline int fastpath_sack_blocks(__be32 *opt, void *optend, void 
 }
 
 /*
- * The flow key and TCP header of a plain IPv4 or IPv6 TCP segment; NULL
- * when the frame is anything else. *ip_payload is the IP payload length.
+ * struct flow_key as 32-bit words. The type is only 2-byte aligned (its
+ * ports), so clang would write it 2 bytes at a time; the scratch map's
+ * value is 8-byte aligned, and this view lets it take whole words.
+ */
+struct fastpath_key {
+	__u32 local[4];
+	__u32 remote[4];
+	__u32 ports;		/* local_port, remote_port */
+	__u32 family;		/* family, pad[3]: written bytewise */
+};
+_Static_assert(sizeof(struct fastpath_key) == sizeof(struct flow_key), "fastpath_key");
+_Static_assert(__builtin_offsetof(struct flow_key, local_port) ==
+	       __builtin_offsetof(struct fastpath_key, ports), "fastpath_key ports");
+
+/*
+ * The flow key (but its ports) and TCP header of a plain IPv4 or IPv6 TCP
+ * segment; NULL when the frame is anything else. *ip_payload is the IP
+ * payload length.
  */
 static __always_inline struct tcphdr *fastpath_headers(void *data, void *end,
-						       struct flow_key *fk, __u32 *ip_payload)
+						       struct fastpath_key *k, __u32 *ip_payload)
 {
 	struct ethhdr *eth = data;
-
-	__u64 *words = (void *)fk;	/* a map value: 8-byte aligned, unlike the type */
+	__u32 i;
 
 	if ((void *)(eth + 1) > end)
 		return NULL;
-	words[0] = words[1] = words[2] = words[3] = words[4] = 0;
+	k->family = 0;
 	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *iph = (void *)(eth + 1);
 
@@ -101,9 +114,11 @@ static __always_inline struct tcphdr *fastpath_headers(void *data, void *end,
 		    (iph->frag_off & bpf_htons(IP_OFFSET)) || iph->protocol != IPPROTO_TCP ||
 		    bpf_ntohs(iph->tot_len) < IPV4_HLEN_MIN)
 			return NULL;
-		fk->family = FLOW_FAMILY_IPV4;
-		*(__u32 *)fk->local_addr = iph->daddr;
-		*(__u32 *)fk->remote_addr = iph->saddr;
+		((struct flow_key *)k)->family = FLOW_FAMILY_IPV4;
+		k->local[0] = iph->daddr;
+		k->remote[0] = iph->saddr;
+		k->local[1] = k->local[2] = k->local[3] = 0;
+		k->remote[1] = k->remote[2] = k->remote[3] = 0;
 		*ip_payload = bpf_ntohs(iph->tot_len) - IPV4_HLEN_MIN;
 		return (void *)(iph + 1);
 	}
@@ -113,9 +128,11 @@ static __always_inline struct tcphdr *fastpath_headers(void *data, void *end,
 		if ((void *)(ip6h + 1) > end || (*(__u8 *)ip6h >> 4) != 6 ||
 		    ip6h->nexthdr != IPPROTO_TCP)
 			return NULL;
-		fk->family = FLOW_FAMILY_IPV6;
-		__builtin_memcpy(fk->local_addr, &ip6h->daddr, 16);
-		__builtin_memcpy(fk->remote_addr, &ip6h->saddr, 16);
+		((struct flow_key *)k)->family = FLOW_FAMILY_IPV6;
+		for (i = 0; i < 4; i++) {
+			k->local[i] = ip6h->daddr.in6_u.u6_addr32[i];
+			k->remote[i] = ip6h->saddr.in6_u.u6_addr32[i];
+		}
 		*ip_payload = bpf_ntohs(ip6h->payload_len);
 		return (void *)(ip6h + 1);
 	}
@@ -132,11 +149,11 @@ static __always_inline int fastpath_ack(struct xdp_md *xdp)
 {
 	void *data, *end;
 	struct flow_state *st;
-	struct flow_key *fk;
+	struct fastpath_key *fk;
 	struct tcphdr *th;
 	__be32 *opt;
 	void *optend;
-	__u32 ip_payload = 0, delta, hlen, i, zero = 0;
+	__u32 ip_payload = 0, delta, hlen, i, ports, zero = 0;
 	__u8 flags;
 	int blocks;
 	__u64 sum;
@@ -167,8 +184,8 @@ static __always_inline int fastpath_ack(struct xdp_md *xdp)
 	if (blocks < 0)
 		return FASTPATH_MISS;
 
-	fk->local_port = th->dest;
-	fk->remote_port = th->source;
+	ports = *(__u32 *)th;	/* source, dest: the key has them the other way round */
+	fk->ports = ports >> 16 | ports << 16;
 	st = bpf_map_lookup_elem(&isn_flows, fk);
 	if (!st) {
 		/* A handshake's segment goes the general way, which promotes it. */

@@ -34,6 +34,9 @@
 #define MAX_ROUNDS 31
 /* The SYN paths change what the next run of the same frame would do: timed one run at a time. */
 #define SYN_RUNS_PER_ROUND 20000
+/* Fresh-flow SYN runs per round: each opens a flow, all fit in isn_opening (no eviction). */
+#define FRESH_RUNS 8192
+#define FRESH_PORT_BASE 10000
 
 enum bench_table { TABLE_ISN, TABLE_DATAPATH };
 
@@ -48,6 +51,13 @@ struct bench_case {
 	bool single_runs;		/* timed one run at a time (SYN_RUNS_PER_ROUND of them) */
 	bool new_flow_each_run;		/* SYN rewrite: delete the flow before every run */
 	struct flow_key flow;		/* ... this one */
+	/*
+	 * Fresh-flow cases: prog is bench_syn_fresh_flow, which tail-calls
+	 * this (FRESH_RUNS runs, each a connection never seen); measured
+	 * over the harness row, which tail-calls the empty tc program.
+	 */
+	struct bpf_program *target;
+	const char *harness;
 	bool skipped;			/* left out by --only */
 	double ns[MAX_ROUNDS];
 	double median;
@@ -389,15 +399,51 @@ static int add_datapath_cases(struct bench *b)
 	c = &b->cases[b->ncases - 1];
 	c->single_runs = c->new_flow_each_run = true;
 	flow_of(&s, &c->flow);
+
+	/* The same SYN, repeated in one test run, a new source port each time. */
+	b->fn->bss->bench_syn_isn = htonl(HOST_ISN);
+	frame_case(b, "harness_syn", "harness: fresh port + tail call to empty tc",
+		   b->fn->progs.bench_syn_fresh_flow, &s);
+	b->cases[b->ncases - 1].target = b->fn->progs.bench_empty_tc;
+	frame_case(b, "tc_egress_syn_new_flow_repeated",
+		   "tc egress: SYN rewrite, new flow, repeated (siphash)",
+		   b->fn->progs.bench_syn_fresh_flow, &s);
+	c = &b->cases[b->ncases - 1];
+	c->target = dp->progs.isnguard_tc_egress;
+	c->harness = "harness_syn";
+	flow_of(&s, &c->flow);
 	return 0;
 }
 
-/* Whether --only leaves c to be measured: baselines and the floor always are. */
+/* FRESH_RUNS runs through c->target, each the SYN of a new connection; the flows go after. */
+static int measure_fresh(struct bench *b, struct bench_case *c, double *ns)
+{
+	int flows_fd = bpf_map__fd(b->dp->maps.isn_opening);
+	int target_fd = bpf_program__fd(c->target), err;
+	uint32_t zero = 0, duration = 0;
+
+	if (bpf_map_update_elem(bpf_map__fd(b->fn->maps.bench_syn_target), &zero, &target_fd,
+				BPF_ANY))
+		return -errno;
+	b->fn->bss->bench_syn_port = FRESH_PORT_BASE;
+	err = bpf_run(c->prog, c->frame, c->frame_len, FRESH_RUNS, NULL, &duration);
+	*ns = duration;
+	for (uint32_t i = 0; c->harness && i < FRESH_RUNS; i++) {
+		struct flow_key fk = c->flow;
+
+		fk.local_port = htons((uint16_t)(FRESH_PORT_BASE + i));
+		bpf_map_delete_elem(flows_fd, &fk);
+	}
+	return err;
+}
+
+/* Whether --only leaves c to be measured: baselines, harnesses and the floor always are. */
 static bool wanted(const struct bench *b, const struct bench_case *c)
 {
 	size_t len = strlen(c->name);
 
-	if (!b->only || !strncmp(c->name, "empty", 5) || !strcmp(c->name, "floor"))
+	if (!b->only || !strncmp(c->name, "empty", 5) || !strncmp(c->name, "harness", 7) ||
+	    !strcmp(c->name, "floor"))
 		return true;
 	for (const char *p = b->only; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
 		if (strcspn(p, ",") == len && !strncmp(p, c->name, len))
@@ -414,6 +460,8 @@ static int measure(struct bench *b, struct bench_case *c, double *ns)
 
 	if (c->table == TABLE_ISN)
 		set_isn_flow(b->fn, c->family);
+	if (c->target)
+		return measure_fresh(b, c, ns);
 	if (!c->single_runs) {
 		/* From the wall time of all runs, for 0.1 ns (the kernel reports whole ns). */
 		double t0 = wall_ns();
@@ -448,7 +496,7 @@ static const struct bench_case *find_case(const struct bench *b, const char *nam
 
 static double baseline_of(const struct bench *b, const struct bench_case *c)
 {
-	const char *base = c->table == TABLE_ISN ? "empty" :
+	const char *base = c->harness ? c->harness : c->table == TABLE_ISN ? "empty" :
 			   bpf_program__type(c->prog) == BPF_PROG_TYPE_XDP ? "empty_xdp" :
 			   c->single_runs ? "empty_tc_single" : "empty_tc";
 
