@@ -19,6 +19,7 @@
 #include "csum.h"
 #include "flow.h"
 #include "parse.h"
+#include "proxy.h"
 #include "stats.h"
 #include "tcpopt.h"
 
@@ -140,6 +141,22 @@ static __always_inline struct tcphdr *fastpath_headers(void *data, void *end,
 }
 
 /*
+ * A proxied flow's TSecr and window, after ack and SACK, as the general
+ * path's proxy_translate does. A global function with only the context and
+ * the flow for arguments: what the prediction knew would otherwise be kept
+ * across its lookup on the stack, which the general path's chain needs.
+ */
+__noinline int fastpath_proxied(struct xdp_md *xdp, struct flow_state *st)
+{
+	struct ctx c = { .ctx = xdp, .kind = CTX_XDP };
+	struct pkt p = {};
+
+	if (!xdp || !st || parse_packet(&c, &p, false) != PARSE_OK)
+		return -1;
+	return proxy_ingress(&c, &p, st);
+}
+
+/*
  * STAT_ACK_TRANSLATED for a predicted ACK of an established flow,
  * STAT_PASS_UNTRACKED for a predicted segment of no flow at all, or
  * FASTPATH_MISS. Inlined: a call costs more here than the whole
@@ -153,7 +170,7 @@ static __always_inline int fastpath_ack(struct xdp_md *xdp)
 	struct tcphdr *th;
 	__be32 *opt;
 	void *optend;
-	__u32 ip_payload = 0, delta, hlen, i, ports, zero = 0;
+	__u32 ip_payload = 0, delta, hlen, i, ports, flow_flags, zero = 0;
 	__u8 flags;
 	int blocks;
 	__u64 sum;
@@ -193,7 +210,10 @@ static __always_inline int fastpath_ack(struct xdp_md *xdp)
 			return FASTPATH_MISS;
 		return STAT_PASS_UNTRACKED;
 	}
-	if ((st->flags & (FLOW_F_ESTABLISHED | FLOW_F_PROXIED)) != FLOW_F_ESTABLISHED)
+	/* A proxied flow still opening, or with isnguard's own ACK on its way, is the SYN proxy's. */
+	flow_flags = st->flags;
+	if (!(flow_flags & FLOW_F_ESTABLISHED) ||
+	    (flow_flags & (FLOW_F_PROXY_OPEN | FLOW_F_PROXY_ACK)))
 		return FASTPATH_MISS;
 
 	delta = st->seq_delta;
@@ -208,6 +228,8 @@ static __always_inline int fastpath_ack(struct xdp_md *xdp)
 	csum_apply_diff(&th->check, fastpath_fold64(sum));
 	if (blocks)
 		stat_add(STAT_SACK_BLOCKS, blocks);
+	if ((flow_flags & FLOW_F_PROXIED) && fastpath_proxied(xdp, st))
+		return STAT_DROP_ERROR;
 	return STAT_ACK_TRANSLATED;
 }
 
