@@ -104,16 +104,16 @@ static __always_inline struct tcphdr *fastpath_headers(void *data, void *end,
 	struct ethhdr *eth = data;
 	__u32 i;
 
-	if ((void *)(eth + 1) > end)
+	/* One bound for Ethernet, the IP header and the TCP header without options. */
+	if (data + ETH_HLEN + IPV4_HLEN_MIN + TCP_HLEN_MIN > end)
 		return NULL;
 	k->family = 0;
 	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *iph = (void *)(eth + 1);
 
 		/* Version 4, no options, not a later fragment, TCP. */
-		if ((void *)(iph + 1) > end || *(__u8 *)iph != 0x45 ||
-		    (iph->frag_off & bpf_htons(IP_OFFSET)) || iph->protocol != IPPROTO_TCP ||
-		    bpf_ntohs(iph->tot_len) < IPV4_HLEN_MIN)
+		if (*(__u8 *)iph != 0x45 || (iph->frag_off & bpf_htons(IP_OFFSET)) ||
+		    iph->protocol != IPPROTO_TCP || bpf_ntohs(iph->tot_len) < IPV4_HLEN_MIN)
 			return NULL;
 		((struct flow_key *)k)->family = FLOW_FAMILY_IPV4;
 		k->local[0] = iph->daddr;
@@ -126,8 +126,8 @@ static __always_inline struct tcphdr *fastpath_headers(void *data, void *end,
 	if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6h = (void *)(eth + 1);
 
-		if ((void *)(ip6h + 1) > end || (*(__u8 *)ip6h >> 4) != 6 ||
-		    ip6h->nexthdr != IPPROTO_TCP)
+		if (data + ETH_HLEN + IPV6_HLEN + TCP_HLEN_MIN > end ||
+		    (*(__u8 *)ip6h >> 4) != 6 || ip6h->nexthdr != IPPROTO_TCP)
 			return NULL;
 		((struct flow_key *)k)->family = FLOW_FAMILY_IPV6;
 		for (i = 0; i < 4; i++) {
@@ -183,7 +183,7 @@ static __always_inline int fastpath_ack(struct xdp_md *xdp)
 	if (!fk)
 		return FASTPATH_MISS;
 	th = fastpath_headers(data, end, fk, &ip_payload);
-	if (!th || (void *)(th + 1) > end)
+	if (!th)
 		return FASTPATH_MISS;
 	flags = ((__u8 *)th)[13];
 	hlen = th->doff * 4;
