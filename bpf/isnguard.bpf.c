@@ -77,6 +77,10 @@ int isnguard_xdp(struct xdp_md *xdp)
 {
 	int stat = fastpath_ack(xdp);
 
+	if (stat == STAT_ACK_TRANSLATED) {
+		stat_inc(STAT_ACK_TRANSLATED);	/* a constant index: the common case's */
+		return XDP_PASS;
+	}
 	if (stat == FASTPATH_MISS)
 		stat = xdp_ingress_general(xdp);
 	stat_inc(stat);
