@@ -217,7 +217,8 @@ static __always_inline int fastpath_ack(struct xdp_md *xdp)
 		return FASTPATH_MISS;
 
 	delta = st->seq_delta;
-	sum = fastpath_shift(&th->ack_seq, delta, 0);
+	/* RFC 1624 eqn. 3 in one sum: ~HC, then ~m + m' for each field. */
+	sum = fastpath_shift(&th->ack_seq, delta, (__u16)~th->check);
 	for (i = 0; i < MAX_SACK_BLOCKS * 2; i++) {
 		__be32 *edge = opt + 1 + i;
 
@@ -225,7 +226,7 @@ static __always_inline int fastpath_ack(struct xdp_md *xdp)
 			break;
 		sum = fastpath_shift(edge, delta, sum);
 	}
-	csum_apply_diff(&th->check, fastpath_fold64(sum));
+	th->check = (__sum16)~fastpath_fold64(sum);
 	if (blocks)
 		stat_add(STAT_SACK_BLOCKS, blocks);
 	if ((flow_flags & FLOW_F_PROXIED) && fastpath_proxied(xdp, st))
