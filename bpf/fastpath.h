@@ -6,11 +6,12 @@
  * recognised here straight from packet pointers (Ethernet, IPv4 without
  * options or IPv6 without extension headers, TCP with no options, the
  * aligned timestamps, and NOP, NOP, SACK after them or alone) and get
- * ack and SACK edges -= delta with one checksum fix. Anything else (VLAN
- * tags, IP options, fragments, SYN, FIN or RST, other option layouts, a
- * flow still in its handshake, proxied or not yet established) is left
- * to the general path (parse.h, ingress.h), which handles every case
- * and gives the same bytes for these; tests/test_datapath.c checks both.
+ * ack and SACK edges -= delta with one checksum fix (a proxied flow's
+ * TSecr and window then too). Anything else (VLAN tags, IP options,
+ * fragments, SYN, FIN or RST, other option layouts, a flow still in its
+ * handshake, a proxied flow still opening) is left to the general path
+ * (parse.h, ingress.h), which handles every case and gives the same bytes
+ * for these; tests/test_datapath.c checks both.
  */
 #ifndef ISNGUARD_BPF_FASTPATH_H
 #define ISNGUARD_BPF_FASTPATH_H
@@ -26,7 +27,7 @@
 /* Not predicted: the general path takes the segment. */
 #define FASTPATH_MISS (-1)
 
-/* Flags a predicted segment has exactly: ACK, with PSH, URG, ECE, CWR as they come. */
+/* Flags a predicted segment must not have. ACK it must; PSH, URG, ECE and CWR may come. */
 #define FASTPATH_FLAGS_OFF (TCPF_SYN | TCPF_FIN | TCPF_RST)
 
 /*
