@@ -175,9 +175,7 @@ static void host_data_spec(struct pkt_spec *s, uint16_t lport)
 	static const uint8_t payload[1400];
 
 	host_spec(s, lport, TH_ACK | TH_PSH, HOST_ISN + 1 + 100000);
-	pkt_opt_nop(s);
-	pkt_opt_nop(s);
-	pkt_opt_timestamp(s, 7, 8);
+	pkt_opt_linux_ack(s, 7, 8, NULL, 0);
 	s->payload = payload;
 	s->payload_len = sizeof(payload);
 }
@@ -337,9 +335,7 @@ static int add_datapath_cases(struct bench *b)
 	c->frame_len = pkt_build(&(struct pkt_spec){ .family = 4 }, c->frame, sizeof(c->frame));
 
 	peer_spec(&s, 50000, TH_ACK, wire + 1 + 100000);
-	pkt_opt_nop(&s);
-	pkt_opt_nop(&s);
-	pkt_opt_timestamp(&s, 5, 6);
+	pkt_opt_linux_ack(&s, 5, 6, NULL, 0);
 	frame_case(b, "floor", "floor: parse, LRU lookup, ack -= delta (XDP)",
 		   b->fn->progs.bench_floor, &s);
 	frame_case(b, "xdp_ack", "XDP ingress: established ACK (ack -= delta)",
@@ -348,12 +344,7 @@ static int add_datapath_cases(struct bench *b)
 		   dp->progs.isnguard_tc_ingress, &s);
 
 	peer_spec(&s, 50000, TH_ACK, wire + 1 + 100000);
-	pkt_opt_nop(&s);
-	pkt_opt_nop(&s);
-	pkt_opt_timestamp(&s, 5, 6);
-	pkt_opt_nop(&s);
-	pkt_opt_nop(&s);
-	pkt_opt_sack(&s, sack, 3);
+	pkt_opt_linux_ack(&s, 5, 6, sack, 3);
 	frame_case(b, "xdp_ack_sack3", "XDP ingress: ACK with 3 SACK blocks",
 		   dp->progs.isnguard_xdp, &s);
 
@@ -361,9 +352,7 @@ static int add_datapath_cases(struct bench *b)
 	if (err)
 		return err;
 	peer_spec(&s, 50010, TH_ACK, HOST_ISN + 0x12345678 + 1 + 100000);
-	pkt_opt_nop(&s);
-	pkt_opt_nop(&s);
-	pkt_opt_timestamp(&s, 5, 6);
+	pkt_opt_linux_ack(&s, 5, 6, NULL, 0);
 	frame_case(b, "xdp_ack_proxied",
 		   "XDP ingress: proxied flow ACK (+ TSecr)",
 		   dp->progs.isnguard_xdp, &s);

@@ -99,6 +99,14 @@ bool pkt_opt_sack(struct pkt_spec *s, const uint32_t (*blocks)[2], int nblocks)
 	return pkt_opt_raw(s, o, (size_t)(2 + 8 * nblocks));
 }
 
+bool pkt_opt_linux_ack(struct pkt_spec *s, uint32_t tsval, uint32_t tsecr,
+		       const uint32_t (*blocks)[2], int nblocks)
+{
+	if (!pkt_opt_nop(s) || !pkt_opt_nop(s) || !pkt_opt_timestamp(s, tsval, tsecr))
+		return false;
+	return !nblocks || (pkt_opt_nop(s) && pkt_opt_nop(s) && pkt_opt_sack(s, blocks, nblocks));
+}
+
 uint32_t pkt_sum(const void *data, size_t len, uint32_t sum)
 {
 	const uint8_t *p = data;

@@ -92,6 +92,9 @@ bool pkt_opt_sack_perm(struct pkt_spec *s);
 bool pkt_opt_timestamp(struct pkt_spec *s, uint32_t tsval, uint32_t tsecr);
 bool pkt_opt_sack(struct pkt_spec *s, const uint32_t (*blocks)[2], int nblocks);
 bool pkt_opt_raw(struct pkt_spec *s, const uint8_t *bytes, size_t len);
+/* Linux's ACK options: NOP, NOP, timestamps, then NOP, NOP, SACK when nblocks > 0. */
+bool pkt_opt_linux_ack(struct pkt_spec *s, uint32_t tsval, uint32_t tsecr,
+		       const uint32_t (*blocks)[2], int nblocks);
 
 /* Writes the frame into buf; returns its length, 0 if it does not fit. */
 size_t pkt_build(const struct pkt_spec *s, uint8_t *buf, size_t cap);

@@ -756,12 +756,7 @@ TEST(test_established_flow_segment_with_bad_lengths_passes_untouched)
 			    !establish_flow(family, lport, rport, &st))
 				return;
 			peer_segment(&s, family, lport, rport, TH_ACK, 0x22220000, st.wire_isn + 100);
-			pkt_opt_nop(&s);
-			pkt_opt_nop(&s);
-			pkt_opt_timestamp(&s, 1, 2);
-			pkt_opt_nop(&s);
-			pkt_opt_nop(&s);
-			pkt_opt_sack(&s, sack, 2);
+			pkt_opt_linux_ack(&s, 1, 2, sack, 2);
 			len = pkt_build(&s, frame, sizeof(frame));
 			if (!ASSERT_TRUE(len && pkt_parse(frame, len, &lay), what))
 				return;
