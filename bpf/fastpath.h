@@ -31,15 +31,18 @@
 #define FASTPATH_FLAGS_OFF (TCPF_SYN | TCPF_FIN | TCPF_RST)
 
 /*
- * The key is built here, not on the stack: XDP's deepest call chain (the
- * general path's SYN proxy) leaves no room in 512 bytes for another 40.
+ * struct fastpath_scratch (include/isnguard.h): the key is built there, not
+ * on the stack, where XDP's deepest call chain (the general path's SYN
+ * proxy) leaves no room for another 40 bytes in 512. Per CPU, it holds one
+ * packet's key at a time: XDP runs with bottom halves off, so two runs of
+ * this program never interleave on a CPU.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct flow_key);
-} isn_fastpath_key SEC(".maps");
+	__type(value, struct fastpath_scratch);
+} isn_fastpath SEC(".maps");
 
 /* Adds what replacing *field with field - delta changes to the 64-bit sum. */
 static __always_inline __u64 fastpath_shift(__be32 *field, __u32 delta, __u64 sum)
@@ -166,6 +169,7 @@ __noinline int fastpath_proxied(struct xdp_md *xdp, struct flow_state *st)
 static __always_inline int fastpath_ack(struct xdp_md *xdp)
 {
 	void *data, *end;
+	struct fastpath_scratch *scratch;
 	struct flow_state *st;
 	struct fastpath_key *fk;
 	struct tcphdr *th;
@@ -180,9 +184,10 @@ static __always_inline int fastpath_ack(struct xdp_md *xdp)
 		return FASTPATH_MISS;
 	data = (void *)(long)xdp->data;
 	end = (void *)(long)xdp->data_end;
-	fk = bpf_map_lookup_elem(&isn_fastpath_key, &zero);
-	if (!fk)
+	scratch = bpf_map_lookup_elem(&isn_fastpath, &zero);
+	if (!scratch)
 		return FASTPATH_MISS;
+	fk = (struct fastpath_key *)&scratch->key;	/* at offset 0 of an 8-byte aligned value */
 	th = fastpath_headers(data, end, fk, &ip_payload);
 	if (!th)
 		return FASTPATH_MISS;
@@ -232,6 +237,7 @@ static __always_inline int fastpath_ack(struct xdp_md *xdp)
 		stat_add(STAT_SACK_BLOCKS, blocks);
 	if ((flow_flags & FLOW_F_PROXIED) && fastpath_proxied(xdp, st))
 		return STAT_DROP_ERROR;
+	scratch->predicted++;
 	return STAT_ACK_TRANSLATED;
 }
 

@@ -213,6 +213,17 @@ struct flow_sweeper {
 #define ISN_SWEEP_INTERVAL_MS 1000
 
 /*
+ * XDP header prediction's per-CPU scratch (map isn_fastpath, one entry;
+ * not pinned, each load has its own): the flow key of the segment at hand,
+ * built here rather than on the stack, and how many ACKs prediction has
+ * translated on this CPU, the ones the general path did not see.
+ */
+struct fastpath_scratch {
+	struct flow_key key;
+	__u64 predicted;
+};
+
+/*
  * Per-CPU counters (map isn_stats), one per datapath decision plus flow
  * events. Every packet ends in exactly one decision counter. X-macro so the
  * enum and the userspace name table come from the same list.
@@ -336,6 +347,7 @@ struct link_info {
 #define ISN_MAP_SYN_RATE "isn_syn_rate"
 #define ISN_MAP_SWEEPER "isn_sweeper"
 #define ISN_MAP_FLOW_COUNT "isn_flow_count"
+#define ISN_MAP_FASTPATH "isn_fastpath"	/* the program's own: not pinned */
 #define ISN_DEFAULT_MAX_FLOWS 262144
 /*
  * Handshakes wait in a table of their own (isn_opening, same key and value)

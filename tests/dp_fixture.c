@@ -308,6 +308,21 @@ uint64_t dp_stat(enum isn_stat stat)
 	return sum;
 }
 
+uint64_t dp_fastpath_predicted(void)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	struct fastpath_scratch values[512];
+	uint64_t sum = 0;
+	uint32_t zero = 0;
+
+	if (ncpus <= 0 || ncpus > 512 ||
+	    bpf_map_lookup_elem(bpf_map__fd(skel->maps.isn_fastpath), &zero, values))
+		return UINT64_MAX;
+	for (int i = 0; i < ncpus; i++)
+		sum += values[i].predicted;
+	return sum;
+}
+
 void dp_flow_key_of(const struct pkt_spec *s, bool egress, struct flow_key *fk)
 {
 	size_t alen = s->family == 6 ? 16 : 4;

@@ -72,6 +72,8 @@ bool dp_flows_clear(void);
 
 /* Sum over CPUs of one counter. */
 uint64_t dp_stat(enum isn_stat stat);
+/* ACKs XDP's header prediction translated (bpf/fastpath.h), over CPUs. */
+uint64_t dp_fastpath_predicted(void);
 
 /* The flow key of a spec as the host sees it: egress means the spec is the host's segment. */
 void dp_flow_key_of(const struct pkt_spec *s, bool egress, struct flow_key *fk);

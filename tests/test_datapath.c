@@ -461,6 +461,7 @@ struct translate_row {
 	 * rest, and tc ingress all of them; the bytes must be the same.
 	 */
 	bool established;
+	bool predicted;			/* ... and XDP's prediction takes it (counted) */
 };
 
 static const struct translate_row translate_rows[] = {
@@ -502,20 +503,20 @@ static const struct translate_row translate_rows[] = {
 	  .sack_blocks = 1, .bad_option = true, .stat = STAT_ACK_TRANSLATED },
 	/* Predicted in XDP: */
 	{ .desc = "established: pure ACK", .ingress = true, .flags = TH_ACK,
-	  .stat = STAT_ACK_TRANSLATED, .established = true },
+	  .stat = STAT_ACK_TRANSLATED, .established = true, .predicted = true },
 	{ .desc = "established: data with timestamps", .ingress = true, .flags = TH_ACK | TH_PSH,
-	  .timestamps = true, .payload = 1000, .stat = STAT_ACK_TRANSLATED, .established = true },
+	  .timestamps = true, .payload = 1000, .stat = STAT_ACK_TRANSLATED, .established = true, .predicted = true },
 	{ .desc = "established: URG, ECE and CWR", .ingress = true,
 	  .flags = TH_ACK | TH_URG | 0x40 | 0x80, .payload = 10, .stat = STAT_ACK_TRANSLATED,
-	  .established = true },
+	  .established = true, .predicted = true },
 	{ .desc = "established: timestamps, 1 SACK block", .ingress = true, .flags = TH_ACK,
-	  .sack_blocks = 1, .timestamps = true, .stat = STAT_ACK_TRANSLATED, .established = true },
+	  .sack_blocks = 1, .timestamps = true, .stat = STAT_ACK_TRANSLATED, .established = true, .predicted = true },
 	{ .desc = "established: timestamps, 3 SACK blocks", .ingress = true, .flags = TH_ACK,
-	  .sack_blocks = 3, .timestamps = true, .stat = STAT_ACK_TRANSLATED, .established = true },
+	  .sack_blocks = 3, .timestamps = true, .stat = STAT_ACK_TRANSLATED, .established = true, .predicted = true },
 	{ .desc = "established: 2 SACK blocks alone", .ingress = true, .flags = TH_ACK,
-	  .sack_blocks = 2, .stat = STAT_ACK_TRANSLATED, .established = true },
+	  .sack_blocks = 2, .stat = STAT_ACK_TRANSLATED, .established = true, .predicted = true },
 	{ .desc = "established: 4 SACK blocks alone", .ingress = true, .flags = TH_ACK,
-	  .sack_blocks = 4, .payload = 5, .stat = STAT_ACK_TRANSLATED, .established = true },
+	  .sack_blocks = 4, .payload = 5, .stat = STAT_ACK_TRANSLATED, .established = true, .predicted = true },
 	/* Left to the general path: */
 	{ .desc = "established: FIN", .ingress = true, .flags = TH_FIN | TH_ACK,
 	  .timestamps = true, .stat = STAT_ACK_TRANSLATED, .flow_flag = FLOW_F_FIN_REMOTE,
@@ -613,7 +614,7 @@ static void run_translate_row_laid_out(const struct translate_row *row, enum sac
 	struct flow_state st, after;
 	struct pkt_spec in, want;
 	struct flow_key fk;
-	uint64_t stat_before;
+	uint64_t stat_before, predicted_before;
 	char what[160];
 
 	snprintf(what, sizeof(what), "%s, IPv%d", row->desc, family);
@@ -652,9 +653,13 @@ static void run_translate_row_laid_out(const struct translate_row *row, enum sac
 	in.payload_len = want.payload_len = row->payload;
 
 	stat_before = dp_stat(row->stat);
+	predicted_before = dp_fastpath_predicted();
 	if (!expect_frame(prog, &in, &want, what))
 		return;
 	if (!ASSERT_EQ(dp_stat(row->stat), stat_before + 1, what))
+		return;
+	if (!ASSERT_EQ(dp_fastpath_predicted() - predicted_before,
+		       (uint64_t)(row->predicted && prog == DP_XDP_INGRESS), "taken by prediction"))
 		return;
 	dp_flow_key_of(&in, !row->ingress, &fk);
 	if (row->flow_flag && ASSERT_TRUE(dp_flow_get(&fk, &after), "flow entry"))
@@ -745,7 +750,7 @@ TEST(test_established_flow_segment_with_bad_lengths_passes_untouched)
 			struct flow_state st;
 			struct pkt_layout lay;
 			struct pkt_spec s;
-			uint64_t before;
+			uint64_t before, predicted;
 			size_t len;
 			char what[96];
 
@@ -770,8 +775,10 @@ TEST(test_established_flow_segment_with_bad_lengths_passes_untouched)
 				frame[lay.l3_off + 5] = 20;
 			}
 			before = dp_stat(STAT_PASS_TRUNCATED);
-			if (expect_untouched_raw(DP_XDP_INGRESS, frame, len, what))
-				ASSERT_EQ(dp_stat(STAT_PASS_TRUNCATED), before + 1, what);
+			predicted = dp_fastpath_predicted();
+			if (expect_untouched_raw(DP_XDP_INGRESS, frame, len, what) &&
+			    ASSERT_EQ(dp_stat(STAT_PASS_TRUNCATED), before + 1, what))
+				ASSERT_EQ(dp_fastpath_predicted(), predicted, "not taken by prediction");
 		}
 	}
 }

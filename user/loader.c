@@ -248,6 +248,15 @@ static int record_link(struct isnguard *skel, const struct attach_request *req, 
 		       ? -errno : 0;
 }
 
+/* Whether name is one of the state maps pinned (not a program's own scratch map). */
+static bool is_state_map(const char *name)
+{
+	for (size_t i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++)
+		if (!strcmp(name, pinned_maps[i]))
+			return true;
+	return false;
+}
+
 /*
  * Maps already pinned are reused, so flows, key and mode survive a reload.
  * This is done by hand rather than with LIBBPF_PIN_BY_NAME: libbpf's reuse
@@ -261,8 +270,8 @@ static int reuse_pinned_maps(struct isnguard *skel)
 	bpf_object__for_each_map(map, skel->obj) {
 		int fd, err;
 
-		if (bpf_map__is_internal(map))
-			continue;	/* .rodata: this load's own settings (l3_device), the MSS tables */
+		if (bpf_map__is_internal(map) || !is_state_map(bpf_map__name(map)))
+			continue;	/* .rodata (l3_device, the MSS tables), scratch: this load's own */
 		fd = pinned_map_open(bpf_map__name(map));
 		if (fd == -ENOENT)
 			continue;
@@ -274,15 +283,6 @@ static int reuse_pinned_maps(struct isnguard *skel)
 			return err;
 	}
 	return 0;
-}
-
-/* Whether name is one of the state maps pinned (not a program's own scratch map). */
-static bool is_state_map(const char *name)
-{
-	for (size_t i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++)
-		if (!strcmp(name, pinned_maps[i]))
-			return true;
-	return false;
 }
 
 /* Pins, with their BTF, the state maps this load created. */
