@@ -11,7 +11,7 @@
  *
  * Size after verification (`bpftool prog loadall build/isnguard.bpf.o DIR`,
  * then `bpftool prog show pinned`, xlated / 8, global functions included):
- * isnguard_xdp 7480, isnguard_xdp_cookie 4216, isnguard_tc_ingress 8032,
+ * isnguard_xdp 7484, isnguard_xdp_cookie 4216, isnguard_tc_ingress 8032,
  * isnguard_tc_cookie 5915, isnguard_tc_egress 6057 instructions; the
  * option walks are bpf_loop callbacks, verified once, and the SYN proxy's
  * and translator's larger steps global functions, verified once each.
