@@ -61,28 +61,6 @@ static __always_inline __u16 fastpath_fold64(__u64 sum)
 }
 
 /*
- * SACK blocks at *opt filling the option bytes up to optend exactly (NOP,
- * NOP, SACK): their count, 0 for no options left, -1 for another layout.
- */
-static __always_inline int fastpath_sack_blocks(__be32 *opt, void *optend, void *end)
-{
-	__u32 word, len;
-
-	if ((void *)opt == optend)
-		return 0;
-	if ((void *)(opt + 1) > end)
-		return -1;
-	word = bpf_ntohl(*opt);
-	len = word & 0xff;
-	if (word >> 8 != (TCPOPT_NOP << 16 | TCPOPT_NOP << 8 | TCPOPT_SACK) ||
-	    (void *)opt + 2 + len != optend || len < TCPOLEN_SACK_BASE + TCPOLEN_SACK_BLOCK ||
-	    len > TCPOLEN_SACK_BASE + MAX_SACK_BLOCKS * TCPOLEN_SACK_BLOCK ||
-	    (len - TCPOLEN_SACK_BASE) % TCPOLEN_SACK_BLOCK)
-		return -1;
-	return (len - TCPOLEN_SACK_BASE) / TCPOLEN_SACK_BLOCK;
-}
-
-/*
  * struct flow_key as 32-bit words. The type is only 2-byte aligned (its
  * ports), so clang would write it 2 bytes at a time; the scratch map's
  * value is 8-byte aligned, and this view lets it take whole words.
@@ -174,10 +152,8 @@ static __always_inline int fastpath_ack(struct xdp_md *xdp)
 	struct fastpath_key *fk;
 	struct tcphdr *th;
 	__be32 *opt;
-	void *optend;
-	__u32 ip_payload = 0, delta, hlen, i, ports, flow_flags, zero = 0;
+	__u32 ip_payload = 0, delta, hlen, optlen, blocks, i, ports, flow_flags, zero = 0;
 	__u8 flags;
-	int blocks;
 	__u64 sum;
 
 	if (l3_device)
@@ -197,15 +173,22 @@ static __always_inline int fastpath_ack(struct xdp_md *xdp)
 	    hlen > ip_payload || (void *)th + hlen > end)
 		return FASTPATH_MISS;
 
-	/* Options: none; timestamps; SACK after timestamps or alone. */
+	/* Options: none; timestamps; SACK after timestamps or alone (tcpopt.h's layouts). */
 	opt = (void *)(th + 1);
-	optend = (void *)th + hlen;
-	if ((void *)(opt + 1) <= end && optend >= (void *)(opt + 3) &&
-	    *opt == bpf_htonl(TCPOPT_TSTAMP_HDR))
+	optlen = hlen - TCP_HLEN_MIN;
+	if (optlen >= TCPOLEN_TSTAMP_ALIGNED && (void *)(opt + 1) <= end &&
+	    *opt == bpf_htonl(TCPOPT_TSTAMP_HDR)) {
 		opt += 3;
-	blocks = fastpath_sack_blocks(opt, optend, end);
-	if (blocks < 0)
-		return FASTPATH_MISS;
+		optlen -= TCPOLEN_TSTAMP_ALIGNED;
+	}
+	blocks = 0;
+	if (optlen) {
+		if ((void *)(opt + 1) > end)
+			return FASTPATH_MISS;
+		blocks = tcpopt_sack_word(bpf_ntohl(*opt), optlen);
+		if (!blocks)
+			return FASTPATH_MISS;
+	}
 
 	ports = *(__u32 *)th;	/* source, dest: the key has them the other way round */
 	fk->ports = ports >> 16 | ports << 16;
@@ -228,7 +211,7 @@ static __always_inline int fastpath_ack(struct xdp_md *xdp)
 	for (i = 0; i < MAX_SACK_BLOCKS * 2; i++) {
 		__be32 *edge = opt + 1 + i;
 
-		if (i >= (__u32)blocks * 2 || (void *)(edge + 1) > end)
+		if (i >= blocks * 2 || (void *)(edge + 1) > end)
 			break;
 		sum = fastpath_shift(edge, delta, sum);
 	}

@@ -91,21 +91,30 @@ static long tcpopt_step_skb(__u32 index __maybe_unused, struct tcpopt_walk *w)
 	return tcpopt_step(w, opt[0], opt[1]);
 }
 
-/* NOP, NOP, SACK filling the left option bytes at off exactly: its block count, or 0. */
-static __always_inline __u32 tcpopt_sack_at(const struct ctx *c, __u64 off, __u32 left)
+/*
+ * The block count when word (host order), the first of the left option
+ * bytes, starts NOP, NOP, SACK and the SACK fills them exactly; else 0.
+ */
+static __always_inline __u32 tcpopt_sack_word(__u32 word, __u32 left)
 {
-	__u32 v, len;
-	__be32 w;
+	__u32 len = word & 0xff;
 
-	if (left < 4 + TCPOLEN_SACK_BLOCK || ctx_load_be32(c, off, &w))
-		return 0;
-	v = bpf_ntohl(w);
-	len = v & 0xff;
-	if (v >> 8 != (TCPOPT_NOP << 16 | TCPOPT_NOP << 8 | TCPOPT_SACK) || 2 + len != left ||
+	if (left < 4 + TCPOLEN_SACK_BLOCK ||
+	    word >> 8 != (TCPOPT_NOP << 16 | TCPOPT_NOP << 8 | TCPOPT_SACK) || 2 + len != left ||
 	    (len - TCPOLEN_SACK_BASE) % TCPOLEN_SACK_BLOCK ||
 	    len > TCPOLEN_SACK_BASE + MAX_SACK_BLOCKS * TCPOLEN_SACK_BLOCK)
 		return 0;
 	return (len - TCPOLEN_SACK_BASE) / TCPOLEN_SACK_BLOCK;
+}
+
+/* NOP, NOP, SACK filling the left option bytes at off exactly: its block count, or 0. */
+static __always_inline __u32 tcpopt_sack_at(const struct ctx *c, __u64 off, __u32 left)
+{
+	__be32 w;
+
+	if (left < 4 + TCPOLEN_SACK_BLOCK || ctx_load_be32(c, off, &w))
+		return 0;
+	return tcpopt_sack_word(bpf_ntohl(w), left);
 }
 
 /*
