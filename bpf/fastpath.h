@@ -133,7 +133,7 @@ __noinline int fastpath_proxied(struct xdp_md *xdp, struct flow_state *st)
 	struct ctx c = { .ctx = xdp, .kind = CTX_XDP };
 	struct pkt p = {};
 
-	if (!xdp || !st || parse_packet(&c, &p, false) != PARSE_OK)
+	if (!st || parse_packet(&c, &p, false) != PARSE_OK)
 		return -1;
 	return proxy_ingress(&c, &p, st);
 }
