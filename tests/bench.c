@@ -405,20 +405,6 @@ static int add_datapath_cases(struct bench *b)
 	return 0;
 }
 
-/* Sum over CPUs of one datapath counter. */
-static uint64_t dp_counter(struct bench *b, enum isn_stat stat)
-{
-	int ncpus = libbpf_num_possible_cpus();
-	uint64_t values[ncpus > 0 ? ncpus : 1], sum = 0;
-	uint32_t key = stat;
-
-	if (ncpus <= 0 || bpf_map_lookup_elem(bpf_map__fd(b->dp->maps.isn_stats), &key, values))
-		return 0;
-	for (int i = 0; i < ncpus; i++)
-		sum += values[i];
-	return sum;
-}
-
 /*
  * FRESH_RUNS runs through c->target, each the SYN of a new connection
  * (checked: every one of them made a flow), which go after.
@@ -427,7 +413,8 @@ static int measure_fresh(struct bench *b, struct bench_case *c, double *ns)
 {
 	int flows_fd = bpf_map__fd(b->dp->maps.isn_opening);
 	int target_fd = bpf_program__fd(c->target), err;
-	uint64_t created = dp_counter(b, STAT_FLOW_CREATED);
+	int stats_fd = bpf_map__fd(b->dp->maps.isn_stats);
+	uint64_t created = percpu_u64_sum(stats_fd, STAT_FLOW_CREATED, sizeof(uint64_t), 0);
 	uint32_t zero = 0, duration = 0;
 
 	if (bpf_map_update_elem(bpf_map__fd(b->fn->maps.bench_syn_target), &zero, &target_fd,
@@ -436,7 +423,8 @@ static int measure_fresh(struct bench *b, struct bench_case *c, double *ns)
 	b->fn->bss->bench_syn_port = FRESH_PORT_BASE;
 	err = bpf_run(c->prog, c->frame, c->frame_len, FRESH_RUNS, NULL, &duration);
 	*ns = duration;
-	if (!err && c->harness && dp_counter(b, STAT_FLOW_CREATED) - created != FRESH_RUNS) {
+	if (!err && c->harness &&
+	    percpu_u64_sum(stats_fd, STAT_FLOW_CREATED, sizeof(uint64_t), 0) - created != FRESH_RUNS) {
 		fprintf(stderr, "bench: %s: %d runs did not make %d new flows\n", c->name,
 			FRESH_RUNS, FRESH_RUNS);
 		err = -EPROTO;

@@ -56,6 +56,24 @@ int bpf_run(const struct bpf_program *prog, const void *frame, size_t len,
 	return 0;
 }
 
+uint64_t percpu_u64_sum(int map_fd, uint32_t key, size_t value_size, size_t off)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	/* The kernel copies each CPU's value rounded up to 8 bytes. */
+	size_t stride = (value_size + 7) & ~(size_t)7;
+	uint8_t values[512 * 64];
+	uint64_t sum = 0, v;
+
+	if (ncpus <= 0 || off + sizeof(v) > value_size || (size_t)ncpus * stride > sizeof(values) ||
+	    bpf_map_lookup_elem(map_fd, &key, values))
+		return UINT64_MAX;
+	for (int i = 0; i < ncpus; i++) {
+		memcpy(&v, values + (size_t)i * stride + off, sizeof(v));
+		sum += v;
+	}
+	return sum;
+}
+
 const char *build_path(const char *name)
 {
 	static char path[PATH_MAX];

@@ -19,6 +19,12 @@ struct isn_test *isn_test_skel(void);
 int bpf_run(const struct bpf_program *prog, const void *frame, size_t len,
 	    uint32_t repeat, uint32_t *retval, uint32_t *duration_ns);
 
+/*
+ * Sum over CPUs of the 64-bit field at off in entry key of a per-CPU map
+ * whose values are value_size bytes; UINT64_MAX if it cannot be read.
+ */
+uint64_t percpu_u64_sum(int map_fd, uint32_t key, size_t value_size, size_t off);
+
 /* Path of a file next to the running binary (build/). */
 const char *build_path(const char *name);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -8,6 +9,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpf_run.h"
 #include "dp_fixture.h"
 #include "harness.h"
 #include "isnguard.skel.h"
@@ -296,31 +298,14 @@ bool dp_flow_put(const struct flow_key *fk, const struct flow_state *st)
 
 uint64_t dp_stat(enum isn_stat stat)
 {
-	int ncpus = libbpf_num_possible_cpus();
-	uint64_t values[512], sum = 0;
-	uint32_t key = stat;
-
-	if (ncpus <= 0 || ncpus > 512 ||
-	    bpf_map_lookup_elem(bpf_map__fd(skel->maps.isn_stats), &key, values))
-		return UINT64_MAX;
-	for (int i = 0; i < ncpus; i++)
-		sum += values[i];
-	return sum;
+	return percpu_u64_sum(bpf_map__fd(skel->maps.isn_stats), stat, sizeof(uint64_t), 0);
 }
 
 uint64_t dp_fastpath_predicted(void)
 {
-	int ncpus = libbpf_num_possible_cpus();
-	struct fastpath_scratch values[512];
-	uint64_t sum = 0;
-	uint32_t zero = 0;
-
-	if (ncpus <= 0 || ncpus > 512 ||
-	    bpf_map_lookup_elem(bpf_map__fd(skel->maps.isn_fastpath), &zero, values))
-		return UINT64_MAX;
-	for (int i = 0; i < ncpus; i++)
-		sum += values[i].predicted;
-	return sum;
+	return percpu_u64_sum(bpf_map__fd(skel->maps.isn_fastpath), 0,
+			      sizeof(struct fastpath_scratch),
+			      offsetof(struct fastpath_scratch, predicted));
 }
 
 void dp_flow_key_of(const struct pkt_spec *s, bool egress, struct flow_key *fk)
