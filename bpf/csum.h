@@ -22,6 +22,14 @@ static __always_inline __u16 csum_fold32(__u32 sum)
 	return (__u16)sum;
 }
 
+/* A 64-bit sum of 32-bit words folded to 32 bits, end-around carries kept. */
+static __always_inline __u32 csum_fold64(__u64 sum)
+{
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	return (__u32)sum;
+}
+
 /*
  * What replacing the 32-bit field from -> to adds to the sum, folded. A field
  * at an odd offset from the checksummed data's start (an option after a lone

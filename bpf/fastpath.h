@@ -53,13 +53,6 @@ static __always_inline __u64 fastpath_shift(__be32 *field, __u32 delta, __u64 su
 	return sum + (__u32)~old + new;
 }
 
-static __always_inline __u16 fastpath_fold64(__u64 sum)
-{
-	sum = (sum & 0xffffffff) + (sum >> 32);
-	sum = (sum & 0xffffffff) + (sum >> 32);
-	return csum_fold32((__u32)sum);
-}
-
 /*
  * struct flow_key as 32-bit words. The type is only 2-byte aligned (its
  * ports), so clang would write it 2 bytes at a time; the scratch map's
@@ -215,7 +208,7 @@ static __always_inline int fastpath_ack(struct xdp_md *xdp)
 			break;
 		sum = fastpath_shift(edge, delta, sum);
 	}
-	th->check = (__sum16)~fastpath_fold64(sum);
+	th->check = (__sum16)~csum_fold32(csum_fold64(sum));
 	if (blocks)
 		stat_add(STAT_SACK_BLOCKS, blocks);
 	if ((flow_flags & FLOW_F_PROXIED) && fastpath_proxied(xdp, st))

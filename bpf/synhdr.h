@@ -77,14 +77,6 @@ static __always_inline __u64 csum_words_add(const __u32 *w, __u32 n, __u64 sum)
 	return sum;
 }
 
-/* A 64-bit sum of 32-bit words folded to 32 bits, end-around carries kept. */
-static __always_inline __u32 csum_fold64(__u64 sum)
-{
-	sum = (sum & 0xffffffff) + (sum >> 32);
-	sum = (sum & 0xffffffff) + (sum >> 32);
-	return (__u32)sum;
-}
-
 /* The same folded to 16 bits (RFC 1071). */
 static __always_inline __u16 csum_words(const __u32 *w, __u32 n, __u64 sum)
 {
