@@ -96,21 +96,21 @@ static __always_inline void cookie_put_be32(__u8 *p, __u32 v)
 }
 
 /* h = SipHash-2-4(key, T || client ISN || slot || options), as in include/isnguard.h. */
+/* in: room for the hash input (hash_input_get). */
 static __always_inline __u64 cookie_hash(const struct isn_key *key, const struct flow_key *fk,
-					 __u32 client_isn, __u32 slot, __u32 opt_input)
+					 __u32 client_isn, __u32 slot, __u32 opt_input,
+					 union isn_input *in)
 {
-	union isn_input in;
-
-	if (isn_tuple_bytes(fk, &in) == ISN_TUPLE4_LEN) {
-		cookie_put_be32(&in.bytes[ISN_TUPLE4_LEN], client_isn);
-		cookie_put_le32(&in.bytes[ISN_TUPLE4_LEN + 4], slot);
-		cookie_put_le32(&in.bytes[ISN_TUPLE4_LEN + 8], opt_input);
-		return siphash_2_4(key, in.bytes, COOKIE_INPUT4_LEN);
+	if (isn_tuple_bytes(fk, in) == ISN_TUPLE4_LEN) {
+		cookie_put_be32(&in->bytes[ISN_TUPLE4_LEN], client_isn);
+		cookie_put_le32(&in->bytes[ISN_TUPLE4_LEN + 4], slot);
+		cookie_put_le32(&in->bytes[ISN_TUPLE4_LEN + 8], opt_input);
+		return siphash_2_4(key, in->bytes, COOKIE_INPUT4_LEN);
 	}
-	cookie_put_be32(&in.bytes[ISN_TUPLE6_LEN], client_isn);
-	cookie_put_le32(&in.bytes[ISN_TUPLE6_LEN + 4], slot);
-	cookie_put_le32(&in.bytes[ISN_TUPLE6_LEN + 8], opt_input);
-	return siphash_2_4(key, in.bytes, COOKIE_INPUT6_LEN);
+	cookie_put_be32(&in->bytes[ISN_TUPLE6_LEN], client_isn);
+	cookie_put_le32(&in->bytes[ISN_TUPLE6_LEN + 4], slot);
+	cookie_put_le32(&in->bytes[ISN_TUPLE6_LEN + 8], opt_input);
+	return siphash_2_4(key, in->bytes, COOKIE_INPUT6_LEN);
 }
 
 /*
@@ -161,12 +161,13 @@ static __always_inline __u32 cookie_from_hash(__u64 h, __u32 key_gen, __u32 slot
 /* The cookie (the SYN-ACK's ISN) and, for a client with timestamps, the SYN-ACK's TSval. */
 static __always_inline __u32 cookie_make(const struct isn_key *key, __u32 key_gen,
 					 const struct flow_key *fk, __u32 client_isn,
-					 __u64 now_ns, __u32 opt_bits, bool ts, __u32 *tsval)
+					 __u64 now_ns, __u32 opt_bits, bool ts, __u32 *tsval,
+					 union isn_input *in)
 {
 	__u32 slot = cookie_slot(now_ns);
 	__u64 h = cookie_hash(key, fk, client_isn, slot,
 			      ts ? (opt_bits & COOKIE_OPT_MASK) | COOKIE_TS_INPUT
-				 : opt_bits & COOKIE_NOTS_MASK);
+				 : opt_bits & COOKIE_NOTS_MASK, in);
 
 	return cookie_from_hash(h, key_gen, slot, opt_bits, ts, tsval);
 }
@@ -201,7 +202,7 @@ static __always_inline enum cookie_verdict cookie_check(const struct isn_config 
 							const struct flow_key *fk,
 							__u32 client_isn, __u32 cookie,
 							__u64 now_ns, bool ts, __u32 tsecr,
-							struct cookie_opts *o)
+							struct cookie_opts *o, union isn_input *in)
 {
 	__u32 now_slot = cookie_slot(now_ns), slot, key_gen = cfg->key_gen, tsval;
 	__u32 slot_code = (cookie >> COOKIE_SLOT_SHIFT_BITS) & COOKIE_SLOT_MASK;
@@ -225,7 +226,7 @@ static __always_inline enum cookie_verdict cookie_check(const struct isn_config 
 	if (!key)
 		return COOKIE_UNKNOWN_KEY;
 	if (cookie_make(key, key_gen, fk, client_isn, (__u64)slot << COOKIE_SLOT_SHIFT, opt_bits,
-			ts, &tsval) != cookie ||
+			ts, &tsval, in) != cookie ||
 	    (ts && tsval != tsecr))
 		return COOKIE_BAD_MAC;
 	cookie_decode(fk->family, opt_bits, ts, o);

@@ -27,16 +27,17 @@ static __always_inline int egress_flow_start(const struct flow_key *fk, struct f
 					     __u32 acked, __u32 snd_nxt, __u64 now, __u32 *wire)
 {
 	const struct isn_config *cfg = config_get();
+	union isn_input *in = hash_input_get();
 	const struct isn_key *key;
 	__u32 hash, wire_isn;
 
-	if (!cfg)
+	if (!cfg || !in)
 		return -1;
 	key = key_get(cfg->key_gen);
 	if (!key)
 		return -1;
 	hash = cfg->hash;
-	wire_isn = isn_compute(key, hash, fk, now);
+	wire_isn = isn_compute(key, hash, fk, now, in);
 
 	if (st) {
 		/* Same tuple, new host ISN: a new connection; the old one's delta is void. */
@@ -54,22 +55,22 @@ static __always_inline int egress_flow_start(const struct flow_key *fk, struct f
 		return 0;
 	}
 
-	struct flow_state fresh = {
-		.seq_delta = wire_isn - host_isn,
-		.host_isn = host_isn,
-		.wire_isn = wire_isn,
-		.flags = open_flag | acked,
-		.hash = hash,
-		.host_ack = host_ack,
-		.host_snd_nxt = snd_nxt,
-		.created_ns = now,
-		.last_seen_ns = now,
-	};
+	struct flow_state *fresh = flow_new_get();
 
-	/* The wire ISN is known here: no lookup of the entry just made. */
-	if (bpf_map_update_elem(&isn_opening, fk, &fresh, BPF_NOEXIST))
+	if (!fresh)
 		return -1;
-	flow_sweeper_ensure();
+	fresh->seq_delta = wire_isn - host_isn;
+	fresh->host_isn = host_isn;
+	fresh->wire_isn = wire_isn;
+	fresh->flags = open_flag | acked;
+	fresh->hash = hash;
+	fresh->host_ack = host_ack;
+	fresh->host_snd_nxt = snd_nxt;
+	fresh->created_ns = now;
+	fresh->last_seen_ns = now;
+	/* The wire ISN is known here: no lookup of the entry just made. */
+	if (bpf_map_update_elem(&isn_opening, fk, fresh, BPF_NOEXIST))
+		return -1;
 	stat_inc(STAT_FLOW_CREATED);
 	*wire = wire_isn;
 	return 0;

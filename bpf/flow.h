@@ -72,6 +72,31 @@ struct {
 	__type(value, struct flow_state);
 } isn_opening SEC(".maps");
 
+/*
+ * A new entry is written here, per CPU, then copied in by
+ * bpf_map_update_elem: its 64 bytes on the stack put the SYN paths' frames
+ * (egress_syn_skb, proxy_open) past the verifier budget's 448 of 512 bytes
+ * (make check-verifier). XDP and tc run with bottom halves off: one packet
+ * on a CPU uses it at a time.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct flow_state);
+} isn_flow_new SEC(".maps");
+
+/* This CPU's new entry, zeroed; NULL cannot happen (index 0 of one), but is checked. */
+static __always_inline struct flow_state *flow_new_get(void)
+{
+	__u32 zero = 0;
+	struct flow_state *st = bpf_map_lookup_elem(&isn_flow_new, &zero);
+
+	if (st)
+		__builtin_memset(st, 0, sizeof(*st));
+	return st;
+}
+
 /* A flow's entry, established ones first; *opening tells which table it is in. */
 #define FLOW_MAP(opening) ((opening) ? (void *)&isn_opening : (void *)&isn_flows)
 
@@ -195,7 +220,10 @@ static int flow_sweeper_fire(void *map __maybe_unused, __u32 *key __maybe_unused
 }
 
 /*
- * Starts the sweeper if nothing has yet (called where flows are created).
+ * Starts the sweeper if nothing has yet. The programs call it on a verdict
+ * that may have made a flow (flow_sweeper_after), from their own frame: the
+ * timer callback's frame counts on top of the caller's in the verifier's
+ * stack check, and the functions that create flows sit deep in the chains.
  * The timer lives in a pinned map, so it outlives reloads with kept state;
  * it goes with the state.
  */
@@ -215,6 +243,13 @@ static __always_inline void flow_sweeper_ensure(void)
 		return;
 	}
 	sw->armed = 1;
+}
+
+/* The sweeper after a verdict that may have made a flow entry (egress SYN, proxy SYN). */
+static __always_inline void flow_sweeper_after(int stat)
+{
+	if (stat == STAT_SYN_REWRITTEN || stat == STAT_SYNACK_REWRITTEN || stat == STAT_PROXY_SYN)
+		flow_sweeper_ensure();
 }
 
 /*
@@ -243,11 +278,17 @@ static __always_inline void flow_note(struct flow_state *st, __u32 new_flags, __
  * another CPU may still hold a pointer to it. Marked moved, it lingers a
  * second and the sweeper takes it; lookups find the new entry first. On
  * failure the flow stays where it is, established, and lives on as before.
+ * A global function, once a connection: its copy of the entry gets a frame
+ * of its own, off the deepest call chains of the programs that promote.
  */
-static __always_inline void flow_promote(const struct flow_key *fk, struct flow_state *st,
-					 __u32 seen, __u64 now)
+__noinline int flow_promote(const struct flow_key *fk, struct flow_state *st, __u32 seen,
+			    __u64 now)
 {
-	struct flow_state moved = {
+	struct flow_state moved;
+
+	if (!fk || !st)
+		return -1;
+	moved = (struct flow_state){
 		.seq_delta = st->seq_delta,
 		.host_isn = st->host_isn,
 		.wire_isn = st->wire_isn,
@@ -261,12 +302,13 @@ static __always_inline void flow_promote(const struct flow_key *fk, struct flow_
 	if (bpf_map_update_elem(&isn_flows, fk, &moved, BPF_NOEXIST)) {
 		stat_inc(STAT_FLOW_PROMOTE_FAILED);	/* stays here, established */
 		flow_note(st, seen, now);
-		return;
+		return -1;
 	}
 	flow_count_add(1);
 	st->last_seen_ns = now;
 	__sync_fetch_and_or(&st->flags, FLOW_F_MOVED);
 	stat_inc(STAT_FLOW_PROMOTED);
+	return 0;
 }
 
 #endif /* ISNGUARD_BPF_FLOW_H */

@@ -152,6 +152,21 @@ static __always_inline int datapath_ingress(const struct ctx *c, const struct pk
 }
 
 /*
+ * datapath_ingress for XDP's general path, as a global function: verified
+ * once, not again for every path the parse of the frame left.
+ */
+__noinline int datapath_ingress_xdp(struct xdp_md *xdp, const struct pkt *pkt_arg)
+{
+	struct ctx c = { .ctx = xdp, .kind = CTX_XDP };
+	struct pkt p;
+
+	if (!pkt_arg)
+		return STAT_DROP_ERROR;
+	p = *pkt_arg;	/* on this stack, the verifier ties its loads together */
+	return datapath_ingress(&c, &p);
+}
+
+/*
  * datapath_ingress for tc, as a global function with a stack of its own:
  * tc ingress also calls the SYN proxy's global functions, and the stacks
  * of a program and the functions it calls must fit in 512 bytes together.

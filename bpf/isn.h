@@ -19,29 +19,27 @@
 #include "siphash.h"
 #include "tuple.h"
 
+/* in: room for the hash input (hash_input_get). */
 static __always_inline __u32 isn_f_siphash(const struct isn_key *key,
-					   const struct flow_key *fk)
+					   const struct flow_key *fk, union isn_input *in)
 {
-	union isn_input in;
-
 	/* Separate constant-length calls, so each folds to straight-line code. */
-	if (isn_tuple_bytes(fk, &in) == ISN_TUPLE4_LEN)
-		return (__u32)siphash_2_4(key, in.bytes, ISN_TUPLE4_LEN);
-	return (__u32)siphash_2_4(key, in.bytes, ISN_TUPLE6_LEN);
+	if (isn_tuple_bytes(fk, in) == ISN_TUPLE4_LEN)
+		return (__u32)siphash_2_4(key, in->bytes, ISN_TUPLE4_LEN);
+	return (__u32)siphash_2_4(key, in->bytes, ISN_TUPLE6_LEN);
 }
 
 static __always_inline __u32 isn_f_md5(const struct isn_key *key,
-				       const struct flow_key *fk)
+				       const struct flow_key *fk, union isn_input *in)
 {
-	union isn_input in;
 	__u32 digest[4];
 
-	if (isn_tuple_bytes(fk, &in) == ISN_TUPLE4_LEN) {
-		__builtin_memcpy(&in.bytes[ISN_TUPLE4_LEN], key->bytes, ISN_KEY_LEN);
-		md5_digest(in.bytes, ISN_TUPLE4_LEN + ISN_KEY_LEN, digest);
+	if (isn_tuple_bytes(fk, in) == ISN_TUPLE4_LEN) {
+		__builtin_memcpy(&in->bytes[ISN_TUPLE4_LEN], key->bytes, ISN_KEY_LEN);
+		md5_digest(in->bytes, ISN_TUPLE4_LEN + ISN_KEY_LEN, digest);
 	} else {
-		__builtin_memcpy(&in.bytes[ISN_TUPLE6_LEN], key->bytes, ISN_KEY_LEN);
-		md5_digest(in.bytes, ISN_TUPLE6_LEN + ISN_KEY_LEN, digest);
+		__builtin_memcpy(&in->bytes[ISN_TUPLE6_LEN], key->bytes, ISN_KEY_LEN);
+		md5_digest(in->bytes, ISN_TUPLE6_LEN + ISN_KEY_LEN, digest);
 	}
 	/* The digest's first 4 bytes are word 0 in little-endian order. */
 	return digest[0];
@@ -49,13 +47,13 @@ static __always_inline __u32 isn_f_md5(const struct isn_key *key,
 
 /* F of RFC 6528. An unknown mode gets SipHash: never fall back to no secret. */
 static __always_inline __u32 isn_secret_f(const struct isn_key *key, __u32 hash,
-					  const struct flow_key *fk)
+					  const struct flow_key *fk, union isn_input *in)
 {
 	if (hash == ISN_HASH_NONE)
 		return 0;
 	if (hash == ISN_HASH_MD5)
-		return isn_f_md5(key, fk);
-	return isn_f_siphash(key, fk);
+		return isn_f_md5(key, fk, in);
+	return isn_f_siphash(key, fk, in);
 }
 
 /* M of RFC 6528: 4-microsecond ticks of CLOCK_MONOTONIC, mod 2^32. */
@@ -65,9 +63,9 @@ static __always_inline __u32 isn_clock_ticks(__u64 now_ns)
 }
 
 static __always_inline __u32 isn_compute(const struct isn_key *key, __u32 hash,
-					 const struct flow_key *fk, __u64 now_ns)
+					 const struct flow_key *fk, __u64 now_ns, union isn_input *in)
 {
-	return isn_clock_ticks(now_ns) + isn_secret_f(key, hash, fk);
+	return isn_clock_ticks(now_ns) + isn_secret_f(key, hash, fk, in);
 }
 
 #endif /* ISNGUARD_BPF_ISN_H */

@@ -397,29 +397,30 @@ __noinline int proxy_open(struct __sk_buff *skb, const struct pkt *pkt_arg,
 		return STAT_PROXY_TIMEOUT;
 	}
 	if (!st) {
-		struct flow_state fresh = {
-			.wire_isn = ack - 1,
-			/* What the server will ack; the seq of the ACK isnguard sends it. */
-			.host_ack = seq,
-			.flags = FLOW_F_PROXIED | FLOW_F_PROXY_OPEN | FLOW_F_PASSIVE_OPEN |
-				 FLOW_F_HOST_ACKED | (req->has_ts ? FLOW_F_PROXY_TS : 0),
-			.hash = ISN_HASH_SIPHASH,
-			/* The cookie's TSval until the server's SYN-ACK gives the delta. */
-			.ts_delta = req->tsecr,
-			.peer_tsval = req->tsval,
-			.peer_window = (__u16)window,
-			.wscale_wire = opts->wscale_ok ? req->rcv_wscale : 0,
-			.peer_wscale_wire = peer_shift,
-			.created_ns = now,
-			.last_seen_ns = now,
-		};
+		struct flow_state *fresh;
 
 		if (flow_table_full())
 			return STAT_PROXY_TABLE_FULL;
-		if (bpf_map_update_elem(&isn_flows, fk, &fresh, BPF_NOEXIST))
+		fresh = flow_new_get();
+		if (!fresh)
+			return STAT_DROP_ERROR;
+		fresh->wire_isn = ack - 1;
+		/* What the server will ack; the seq of the ACK isnguard sends it. */
+		fresh->host_ack = seq;
+		fresh->flags = FLOW_F_PROXIED | FLOW_F_PROXY_OPEN | FLOW_F_PASSIVE_OPEN |
+			       FLOW_F_HOST_ACKED | (req->has_ts ? FLOW_F_PROXY_TS : 0);
+		fresh->hash = ISN_HASH_SIPHASH;
+		/* The cookie's TSval until the server's SYN-ACK gives the delta. */
+		fresh->ts_delta = req->tsecr;
+		fresh->peer_tsval = req->tsval;
+		fresh->peer_window = (__u16)window;
+		fresh->wscale_wire = opts->wscale_ok ? req->rcv_wscale : 0;
+		fresh->peer_wscale_wire = peer_shift;
+		fresh->created_ns = now;
+		fresh->last_seen_ns = now;
+		if (bpf_map_update_elem(&isn_flows, fk, fresh, BPF_NOEXIST))
 			return STAT_DROP_ERROR;
 		flow_count_add(1);
-		flow_sweeper_ensure();
 		stat_inc(STAT_FLOW_CREATED);
 	} else {
 		st->peer_tsval = req->tsval;

@@ -65,8 +65,8 @@ static __always_inline long synopt_load(struct synopt_walk *w, __u32 off, void *
 	return bpf_skb_load_bytes(w->ctx, off, to, len);
 }
 
-/* One option per step, through the load-bytes helpers (verified once). Returns 1 to stop. */
-static long synopt_step(__u32 index __maybe_unused, struct synopt_walk *w)
+/* One option per step, through the load-bytes helpers. Returns 1 to stop. */
+static __always_inline long synopt_step(struct synopt_walk *w)
 {
 	__u8 opt[2] = { 0, 0 };
 	__u8 val[8];
@@ -158,21 +158,51 @@ static __always_inline bool synopt_aligned_ts(const struct ctx *c, const struct 
 	return true;
 }
 
+/*
+ * The walk, as a global function per context type: the verifier checks it
+ * once per program. Inlined (with a bpf_loop callback, which kernels from
+ * 6.7 check until its state converges at each call site), it was checked
+ * again on every path of every caller: most of the instructions the
+ * verifier processed (make check-verifier). A plain bounded loop, not
+ * bpf_loop: a callback's frame would sit on top of this one, and these
+ * walks end the programs' deepest call chains.
+ */
+static __always_inline int synopt_walk_from(void *ctx, bool xdp, __u32 off, __u32 end,
+					    struct syn_opts *opts)
+{
+	struct synopt_walk w = { .ctx = ctx, .off = off, .end = end, .xdp = xdp, .opts = opts };
+
+	if (!opts)
+		return -1;
+	__builtin_memset(opts, 0, sizeof(*opts));
+	for (__u32 i = 0; i < SYNOPT_MAX_STEPS; i++)
+		if (synopt_step(&w))
+			break;
+	return 0;
+}
+
+__noinline int synopt_walk_xdp(struct xdp_md *xdp, __u32 off, __u32 end, struct syn_opts *opts)
+{
+	return synopt_walk_from(xdp, true, off, end, opts);
+}
+
+__noinline int synopt_walk_skb(struct __sk_buff *skb, __u32 off, __u32 end,
+			       struct syn_opts *opts)
+{
+	return synopt_walk_from(skb, false, off, end, opts);
+}
+
 /* The walk alone, for layouts the callers have ruled out as the usual ones. */
 static __always_inline void synopt_walk(const struct ctx *c, const struct pkt *pkt,
 					struct syn_opts *opts)
 {
-	struct synopt_walk w = {
-		.ctx = c->ctx,
-		.off = pkt->l4_off + TCP_HLEN_MIN,
-		.end = pkt->l4_off + pkt->tcp_hlen,
-		.xdp = c->kind == CTX_XDP,
-		.opts = opts,
-	};
+	__u32 off = pkt->l4_off + TCP_HLEN_MIN, end = pkt->l4_off + pkt->tcp_hlen;
 
 	__builtin_memset(opts, 0, sizeof(*opts));
-	if (w.off < w.end)
-		bpf_loop(SYNOPT_MAX_STEPS, synopt_step, &w, 0);
+	if (c->kind == CTX_XDP)
+		synopt_walk_xdp(c->ctx, off, end, opts);
+	else
+		synopt_walk_skb(c->ctx, off, end, opts);
 }
 
 static __always_inline void synopt_parse(const struct ctx *c, const struct pkt *pkt,

@@ -33,6 +33,8 @@
 #define SYNPROXY_LOCAL (-3)
 /* synproxy_ack_pre: the ACK may hold a cookie of ours; synproxy_ack_cookie says. */
 #define SYNPROXY_CONTINUE (-4)
+/* synproxy_syn: the SYN gets a cookie SYN-ACK, as planned (synproxy_answer). */
+#define SYNPROXY_ANSWER (-5)
 
 #define IP_DF 0x4000
 /* RFC 9293 3.7.1 and RFC 8200 section 8.3: the MSS to assume when a SYN names none. */
@@ -338,21 +340,18 @@ static __always_inline int synproxy_reply(const struct ctx *c, const struct pkt 
 }
 
 /*
- * XDP: a SYN (no ACK). Returns the decision, STAT_COOKIE_SENT meaning
- * XDP_TX, or SYNPROXY_NOT_MINE when the SYN proxy does not guard its port.
+ * XDP: a SYN (no ACK). Returns the decision, SYNPROXY_NOT_MINE when the SYN
+ * proxy does not guard its port, or SYNPROXY_ANSWER with plan filled: the
+ * SYN gets a cookie SYN-ACK (synproxy_answer).
  */
-static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *pkt)
+static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *pkt,
+					struct synack_plan *plan)
 {
 	const struct synproxy_config *sp = synproxy_get();
-	const struct isn_config *cfg;
-	const struct isn_key *key;
-	struct synack_plan plan = {};
 	struct syn_opts so;
-	struct flow_key fk;
 	struct tcphdr *th;
-	__u32 cookie, tsval = 0;
 	__be32 seq;
-	int state, ret;
+	int state;
 
 	if (!sp)
 		return SYNPROXY_NOT_MINE;
@@ -390,20 +389,87 @@ static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *p
 		return STAT_SYN_PASSED_SOCKET;
 	}
 
-	cfg = config_get();
-	if (!cfg)
+	if (ctx_load_be32(c, pkt->l4_off + TCP_SEQ_OFF, &seq))
+		return STAT_DROP_ERROR;
+	plan->client_isn = bpf_ntohl(seq);
+	synproxy_plan(c, pkt, sp, &so, plan);
+	return SYNPROXY_ANSWER;
+}
+
+/* The SYN that synproxy_syn planned an answer to becomes the cookie SYN-ACK (XDP_TX). */
+static __always_inline int synproxy_answer(const struct ctx *c, const struct pkt *pkt,
+					   const struct synack_plan *plan)
+{
+	const struct synproxy_config *sp = synproxy_get();
+	const struct isn_config *cfg = config_get();
+	union isn_input *in = hash_input_get();
+	const struct isn_key *key;
+	struct flow_key fk;
+	__u32 cookie, tsval = 0;
+	int ret;
+
+	if (!sp || !cfg || !in)
 		return STAT_DROP_ERROR;
 	key = key_get(cfg->key_gen);
-	if (!key || tcp_flow_key(c, pkt, false, &fk) || ctx_load_be32(c, pkt->l4_off + TCP_SEQ_OFF, &seq))
+	if (!key || tcp_flow_key(c, pkt, false, &fk))
 		return STAT_DROP_ERROR;
-	plan.client_isn = bpf_ntohl(seq);
-	synproxy_plan(c, pkt, sp, &so, &plan);
-	cookie = cookie_make(key, cfg->key_gen, &fk, plan.client_isn, bpf_ktime_get_coarse_ns(),
-			     cookie_opt_bits(plan.mss_index, &plan.opts, plan.ts), plan.ts, &tsval);
-	ret = synproxy_reply(c, pkt, &plan, sp, cookie, tsval);
+	cookie = cookie_make(key, cfg->key_gen, &fk, plan->client_isn, bpf_ktime_get_coarse_ns(),
+			     cookie_opt_bits(plan->mss_index, &plan->opts, plan->ts), plan->ts,
+			     &tsval, in);
+	ret = synproxy_reply(c, pkt, plan, sp, cookie, tsval);
 	if (ret == SYNACK_UNTOUCHED)
 		return STAT_SYN_UNANSWERABLE;
 	return ret ? STAT_DROP_ERROR : STAT_COOKIE_SENT;
+}
+
+/*
+ * synproxy_syn and synproxy_answer as global functions, each verified once
+ * (inlined, the cookie's SipHash was verified again on every path the parse
+ * of the frame left, most of the XDP programs' instructions), called one
+ * after the other so their stacks do not add up. The plan lives in the
+ * caller's frame.
+ */
+__noinline int synproxy_syn_xdp(struct xdp_md *xdp, const struct pkt *pkt_arg,
+				struct synack_plan *plan)
+{
+	struct ctx c = { .ctx = xdp, .kind = CTX_XDP };
+	struct pkt p;
+
+	if (!pkt_arg || !plan)
+		return STAT_DROP_ERROR;
+	p = *pkt_arg;	/* on this stack, the verifier ties its loads together */
+	return synproxy_syn(&c, &p, plan);
+}
+
+__noinline int synproxy_answer_xdp(struct xdp_md *xdp, const struct pkt *pkt_arg,
+				   const struct synack_plan *plan)
+{
+	struct ctx c = { .ctx = xdp, .kind = CTX_XDP };
+	struct synack_plan pl;
+	struct pkt p;
+
+	if (!pkt_arg || !plan)
+		return STAT_DROP_ERROR;
+	p = *pkt_arg;
+	pl = *plan;
+	return synproxy_answer(&c, &p, &pl);
+}
+
+/*
+ * XDP: a SYN (no ACK) to answer or not. The decision, STAT_COOKIE_SENT
+ * meaning XDP_TX, or SYNPROXY_NOT_MINE (pkt still as parsed).
+ */
+static __always_inline int synproxy_syn_answer(struct xdp_md *xdp, const struct pkt *pkt)
+{
+	struct synack_plan plan = {};
+	struct pkt copy = *pkt;	/* see proxy_translate */
+	int stat;
+
+	stat = synproxy_syn_xdp(xdp, &copy, &plan);
+	if (stat != SYNPROXY_ANSWER)
+		return stat;
+	copy = *pkt;
+	return synproxy_answer_xdp(xdp, &copy, &plan);
 }
 
 /* An ACK (no SYN, no RST) to a protected port: what synproxy_ack takes. */
@@ -496,19 +562,20 @@ __noinline int synproxy_ack_cookie(struct __sk_buff *skb, const struct pkt *pkt_
 	struct ctx cs = { .ctx = skb, .kind = CTX_SKB }, *c = &cs;
 	const struct synproxy_config *sp = synproxy_get();
 	const struct isn_config *cfg = config_get();
+	union isn_input *in = hash_input_get();
 	struct pkt p, *pkt = &p;
 	struct flow_key fk;
 	struct tcphdr *th;
 	int verdict;
 
-	if (!pkt_arg || !req || !sp || !cfg)
+	if (!pkt_arg || !req || !sp || !cfg || !in)
 		return SYNPROXY_NOT_MINE;
 	p = *pkt_arg;
 	th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
 	if (!th || tcp_flow_key(c, pkt, false, &fk))
 		return STAT_PASS_TRUNCATED;
 	verdict = cookie_check(cfg, &fk, bpf_ntohl(th->seq) - 1, bpf_ntohl(th->ack_seq) - 1,
-			       bpf_ktime_get_coarse_ns(), req->has_ts, req->tsecr, &req->opts);
+			       bpf_ktime_get_coarse_ns(), req->has_ts, req->tsecr, &req->opts, in);
 	if (verdict != COOKIE_OK) {
 		if (synproxy_kernel_cookie(c, pkt, th))
 			return SYNPROXY_NOT_MINE;

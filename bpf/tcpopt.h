@@ -42,8 +42,8 @@ struct tcpopt_walk {
 
 /*
  * One option per step. Bytes come through the load-bytes helpers, so the
- * offset never takes part in pointer arithmetic and the verifier checks this
- * callback once instead of every path through 40 options. Returns 1 to stop.
+ * offset never takes part in pointer arithmetic: the verifier's states of
+ * the walk's steps stay alike and prune. Returns 1 to stop.
  */
 static __always_inline long tcpopt_step(struct tcpopt_walk *w, __u8 kind, __u8 len)
 {
@@ -68,7 +68,7 @@ static __always_inline long tcpopt_step(struct tcpopt_walk *w, __u8 kind, __u8 l
 	return 0;
 }
 
-static long tcpopt_step_xdp(__u32 index __maybe_unused, struct tcpopt_walk *w)
+static __always_inline long tcpopt_step_xdp(struct tcpopt_walk *w)
 {
 	__u8 opt[2] = { 0, 0 };
 
@@ -80,7 +80,7 @@ static long tcpopt_step_xdp(__u32 index __maybe_unused, struct tcpopt_walk *w)
 	return tcpopt_step(w, opt[0], opt[1]);
 }
 
-static long tcpopt_step_skb(__u32 index __maybe_unused, struct tcpopt_walk *w)
+static __always_inline long tcpopt_step_skb(struct tcpopt_walk *w)
 {
 	__u8 opt[2] = { 0, 0 };
 
@@ -145,25 +145,44 @@ static __always_inline bool tcpopt_sack_fast(const struct ctx *c, const struct p
 	return true;
 }
 
+/* The walk as a global function per context type, verified once (see synopt_walk). */
+__noinline int tcpopt_walk_xdp(struct xdp_md *xdp, __u32 off, __u32 end, struct tcp_opts *opts)
+{
+	struct tcpopt_walk w = { .ctx = xdp, .off = off, .end = end, .opts = opts };
+
+	if (!opts)
+		return -1;
+	for (__u32 i = 0; i < MAX_TCP_OPTIONS; i++)
+		if (tcpopt_step_xdp(&w))
+			break;
+	return 0;
+}
+
+__noinline int tcpopt_walk_skb(struct __sk_buff *skb, __u32 off, __u32 end,
+			       struct tcp_opts *opts)
+{
+	struct tcpopt_walk w = { .ctx = skb, .off = off, .end = end, .opts = opts };
+
+	if (!opts)
+		return -1;
+	for (__u32 i = 0; i < MAX_TCP_OPTIONS; i++)
+		if (tcpopt_step_skb(&w))
+			break;
+	return 0;
+}
+
 static __always_inline void tcpopt_walk(const struct ctx *c, const struct pkt *pkt,
 					struct tcp_opts *opts)
 {
-	struct tcpopt_walk w = {
-		.ctx = c->ctx,
-		.off = pkt->l4_off + TCP_HLEN_MIN,
-		.end = pkt->l4_off + pkt->tcp_hlen,
-		.opts = opts,
-	};
+	__u32 off = pkt->l4_off + TCP_HLEN_MIN, end = pkt->l4_off + pkt->tcp_hlen;
 
-	opts->sack_off = 0;
-	opts->sack_blocks = 0;
-	opts->is_signed = false;
-	if (w.off >= w.end)
+	__builtin_memset(opts, 0, sizeof(*opts));	/* padding too: the callee reads it all */
+	if (off >= end)
 		return;
 	if (c->kind == CTX_XDP)
-		bpf_loop(MAX_TCP_OPTIONS, tcpopt_step_xdp, &w, 0);
+		tcpopt_walk_xdp(c->ctx, off, end, opts);
 	else
-		bpf_loop(MAX_TCP_OPTIONS, tcpopt_step_skb, &w, 0);
+		tcpopt_walk_skb(c->ctx, off, end, opts);
 }
 
 #endif /* ISNGUARD_BPF_TCPOPT_H */

@@ -7,6 +7,7 @@
 #ifndef ISNGUARD_BPF_TUPLE_H
 #define ISNGUARD_BPF_TUPLE_H
 
+#include <bpf/bpf_helpers.h>
 #include "isnguard.h"
 
 /* Room for the longest hash input, T || K of an IPv6 flow (52 bytes). */
@@ -16,6 +17,30 @@ union isn_input {
 	__u8 bytes[ISN_INPUT_MAX];
 	__u64 words[ISN_INPUT_MAX / 8];	/* alignment for whole-word loads */
 };
+
+/*
+ * The hash input lives per CPU, not on the stack: the SYN paths' deepest
+ * call chains (tc egress: the program, egress_syn_skb, an option walk;
+ * the translating proxy's at tc ingress) leave no room for it within the
+ * verifier's budget of 448 of the 512 stack bytes (make check-verifier).
+ * One packet's input at a time: XDP and tc run with bottom halves off, so
+ * two runs never interleave on a CPU, and no program keeps it across a
+ * helper that could run another.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, union isn_input);
+} isn_hash_input SEC(".maps");
+
+/* This CPU's hash input; NULL cannot happen (index 0 of one), but is checked. */
+static __always_inline union isn_input *hash_input_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&isn_hash_input, &zero);
+}
 
 /* Writes T for fk into in; returns its length. */
 static __always_inline __u32 isn_tuple_bytes(const struct flow_key *fk,

@@ -38,21 +38,25 @@ SEC("xdp")
 int test_cookie_make(struct xdp_md *ctx __maybe_unused)
 {
 	const struct isn_key *key = key_get(in_config.key_gen);
+	union isn_input *in = hash_input_get();
 
-	if (!key)
+	if (!key || !in)
 		return XDP_ABORTED;
 	out_cookie = cookie_make(key, in_config.key_gen, &in_flow, in_client_isn, in_now_ns,
-				 in_opt_bits, in_ts, &out_tsval);
+				 in_opt_bits, in_ts, &out_tsval, in);
 	return XDP_PASS;
 }
 
 SEC("xdp")
 int test_cookie_check(struct xdp_md *ctx __maybe_unused)
 {
+	union isn_input *in = hash_input_get();
 	struct cookie_opts opts = {};
 
+	if (!in)
+		return XDP_ABORTED;
 	out_verdict = cookie_check(&in_config, &in_flow, in_client_isn, in_cookie, in_now_ns,
-				   in_ts, in_tsecr, &opts);
+				   in_ts, in_tsecr, &opts, in);
 	out_mss = opts.mss;
 	out_wscale = opts.wscale;
 	out_wscale_ok = opts.wscale_ok;
@@ -95,12 +99,16 @@ static __always_inline __u32 next_random(void)
 /* One forged ACK: random client seq, cookie and TSecr, timestamps on every other one. */
 static long forged_ack(__u32 index, void *unused __maybe_unused)
 {
+	union isn_input *in = hash_input_get();
 	struct cookie_opts opts;
 	bool ts = index & 1;
 	__u32 client_isn = next_random(), cookie = next_random(), tsecr = next_random();
+	enum cookie_verdict verdict;
 
-	enum cookie_verdict verdict = cookie_check(&in_config, &in_flow, client_isn, cookie,
-						   in_now_ns, ts, tsecr, &opts);
+	if (!in)
+		return 1;
+	verdict = cookie_check(&in_config, &in_flow, client_isn, cookie, in_now_ns, ts, tsecr,
+			       &opts, in);
 
 	if (verdict == COOKIE_OK)
 		out_accepted++;

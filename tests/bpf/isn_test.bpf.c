@@ -48,11 +48,14 @@ int test_md5(struct xdp_md *ctx __maybe_unused)
 SEC("xdp")
 int test_isn(struct xdp_md *ctx __maybe_unused)
 {
+	union isn_input *in = hash_input_get();
 	__u64 now = bpf_ktime_get_ns();
 
-	out_f = isn_secret_f(&in_key, in_hash, &in_flow);
+	if (!in)
+		return XDP_ABORTED;
+	out_f = isn_secret_f(&in_key, in_hash, &in_flow, in);
 	out_m = isn_clock_ticks(now);
-	out_isn = isn_compute(&in_key, in_hash, &in_flow, now);
+	out_isn = isn_compute(&in_key, in_hash, &in_flow, now, in);
 	return XDP_PASS;
 }
 
@@ -76,28 +79,44 @@ int bench_ktime(struct xdp_md *ctx __maybe_unused)
 SEC("xdp")
 int bench_f_siphash(struct xdp_md *ctx __maybe_unused)
 {
-	out_f = isn_f_siphash(&in_key, &in_flow);
+	union isn_input *in = hash_input_get();
+
+	if (!in)
+		return XDP_ABORTED;
+	out_f = isn_f_siphash(&in_key, &in_flow, in);
 	return XDP_PASS;
 }
 
 SEC("xdp")
 int bench_f_md5(struct xdp_md *ctx __maybe_unused)
 {
-	out_f = isn_f_md5(&in_key, &in_flow);
+	union isn_input *in = hash_input_get();
+
+	if (!in)
+		return XDP_ABORTED;
+	out_f = isn_f_md5(&in_key, &in_flow, in);
 	return XDP_PASS;
 }
 
 SEC("xdp")
 int bench_f_none(struct xdp_md *ctx __maybe_unused)
 {
-	out_f = isn_secret_f(&in_key, ISN_HASH_NONE, &in_flow);
+	union isn_input *in = hash_input_get();
+
+	if (!in)
+		return XDP_ABORTED;
+	out_f = isn_secret_f(&in_key, ISN_HASH_NONE, &in_flow, in);
 	return XDP_PASS;
 }
 
 SEC("xdp")
 int bench_isn_siphash(struct xdp_md *ctx __maybe_unused)
 {
-	out_isn = isn_compute(&in_key, ISN_HASH_SIPHASH, &in_flow, bpf_ktime_get_ns());
+	union isn_input *in = hash_input_get();
+
+	if (!in)
+		return XDP_ABORTED;
+	out_isn = isn_compute(&in_key, ISN_HASH_SIPHASH, &in_flow, bpf_ktime_get_ns(), in);
 	return XDP_PASS;
 }
 
