@@ -49,7 +49,7 @@ TEST_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRCS))
 BENCH_FLOOD_SECONDS ?= 5
 BENCH_OBJS := $(BUILD)/tests/bench.o $(BUILD)/tests/bpf_run.o $(BUILD)/tests/pkt.o
 
-.PHONY: all test test-unit test-e2e bench demo deps install clean vmlinux
+.PHONY: all test test-unit test-e2e check-verifier bench demo deps install clean vmlinux
 
 all: $(BUILD)/isnguard $(BPF_OBJS) $(SKELS) $(BUILD)/isnguard.8
 
@@ -103,6 +103,11 @@ $(BUILD)/bench_synproxy: $(BUILD)/tests/bench_synproxy.o $(BUILD)/tests/pkt.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
 
+# The verifier's cost of each program against its budget (make check-verifier).
+$(BUILD)/verifier_budget: $(BUILD)/tests/verifier_budget.o $(BUILD)/user/json_writer.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
+
 $(BUILD)/bench: $(BENCH_OBJS) $(SHARED_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
@@ -112,13 +117,21 @@ deps:
 	$(Q)scripts/deps.sh
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/test_runner $(BUILD)/tcp_xfer $(BUILD)/syn_flood
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/test_runner $(BUILD)/verifier_budget \
+		$(BUILD)/tcp_xfer $(BUILD)/syn_flood
 	$(Q)scripts/run-tests.sh $(BUILD)
 
-# The unit layer alone (BPF_PROG_TEST_RUN, CLI, ABI; no namespaces), and the end-to-end layer alone.
+# The unit layer alone (verifier budget, BPF_PROG_TEST_RUN, CLI, ABI; no namespaces), and the
+# end-to-end layer alone.
 test-unit: deps
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/test_runner
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/test_runner $(BUILD)/verifier_budget
 	$(Q)E2E=0 scripts/run-tests.sh $(BUILD)
+
+# Each datapath program loaded alone: instructions processed, states, stack, time, against
+# the budget (README "Verifier budget"). CLANG=clang-19 BUILD=build-clang19 for the other compiler.
+check-verifier: deps
+	$(Q)$(MAKE) --no-print-directory $(BUILD)/isnguard.bpf.o $(BUILD)/verifier_budget
+	$(Q)$(BUILD)/verifier_budget $(BUILD)/isnguard.bpf.o
 
 test-e2e: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/tcp_xfer $(BUILD)/syn_flood

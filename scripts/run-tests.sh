@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# make test: the unit suite (BPF_PROG_TEST_RUN on crafted frames, CLI, ABI),
+# make test: the verifier budget (each program loaded alone, make
+# check-verifier), the unit suite (BPF_PROG_TEST_RUN on crafted frames, CLI, ABI),
 # then the end-to-end suite (real TCP stacks in network namespaces). Each
 # prints its own result lines; the last line is the total, "N passed, N failed".
 # TEST_ARGS filters unit tests, E2E_ARGS end-to-end ones; E2E=0 skips the
@@ -41,6 +42,11 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
 if [ "${UNIT:-1}" != 0 ]; then
+	echo "== verifier budget"
+	"$build/verifier_budget" "$build/isnguard.bpf.o" | tee "$out"
+	[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+	count "$out" "the verifier budget"
+
 	echo "== unit tests"
 	# shellcheck disable=SC2086
 	"$build/test_runner" ${TEST_ARGS:-} | tee "$out"
