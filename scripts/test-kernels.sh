@@ -5,8 +5,8 @@
 # kernel Debian ships, whatever kernel the host itself runs. The guest is a
 # busybox initramfs holding the build's binaries, the libraries they link and
 # the kernel modules listed below; all it prints is shown. The last line is the
-# total, "N passed, N failed": the runner's own counts, plus one check each for
-# the budget table and for the guest finishing.
+# total, "N passed, N failed": the runner's own counts, the budget table as one
+# check, and a guest that did not finish as one failure.
 #
 # KERNELS: versions to boot (default the newest installed; "all" boots each).
 # TEST_ARGS filters unit tests as in make test. TIMEOUT: seconds per guest.
