@@ -142,6 +142,7 @@ passed=0 failed=0 skipped=0 status=0
 # One guest: boots it, shows its output, counts what it reported.
 run_kernel() {
 	local version=$1 kernel=/boot/vmlinuz-$1 log=$work/guest-$1.log rc=0 begin end line name p f s
+	[ -e "$kernel" ] || die "no $kernel (installed: ${installed[*]})"
 	[ -r "$kernel" ] || die "cannot read $kernel (run as root)"
 	build_initramfs "$version"
 	echo "== Debian kernel $version (qemu, TCG; at most $timeout_s s)"
