@@ -49,7 +49,7 @@ TEST_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRCS))
 BENCH_FLOOD_SECONDS ?= 5
 BENCH_OBJS := $(BUILD)/tests/bench.o $(BUILD)/tests/bpf_run.o $(BUILD)/tests/pkt.o
 
-.PHONY: all test test-unit test-e2e check-verifier bench demo deps install clean vmlinux
+.PHONY: all test test-unit test-e2e check-verifier test-kernels bench demo deps install clean vmlinux
 
 all: $(BUILD)/isnguard $(BPF_OBJS) $(SKELS) $(BUILD)/isnguard.8
 
@@ -136,6 +136,12 @@ check-verifier: deps
 test-e2e: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/tcp_xfer $(BUILD)/syn_flood
 	$(Q)UNIT=0 scripts/run-tests.sh $(BUILD)
+
+# The unit suite and the verifier budget table on Debian 12's own kernel (6.1), booted under qemu.
+test-kernels: deps
+	$(Q)scripts/deps.sh kernels
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/test_runner $(BUILD)/verifier_budget
+	$(Q)scripts/test-kernels.sh $(BUILD)
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/bench_synproxy $(BUILD)/syn_flood

@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages isnguard's build, tests and demo need, when missing.
+# `deps.sh kernels` installs instead the extra ones of make test-kernels: Debian's
+# own kernel and what boots it under qemu (scripts/test-kernels.sh);
+# `deps.sh clang19` a newer clang, for the datapath built with CLANG=clang-19.
 set -euo pipefail
 
 packages=(
@@ -12,6 +15,21 @@ packages=(
 	iproute2 tcpdump nftables	# namespaces, veth, captures, packet loss in end-to-end tests
 	util-linux openssl ethtool	# nsenter; openssl cross-checks test streams; ethtool forces software checksums
 )
+kernels_packages=(
+	linux-image-cloud-amd64		# Debian 12's kernel (6.1) and its modules
+	qemu-system-x86			# boots it (TCG)
+	busybox-static cpio		# the guest's initramfs
+)
+clang19_packages=(
+	clang-19 llvm-19		# the other compiler CI builds the datapath with
+)
+hint="sudo make deps"
+case ${1:-} in
+"") ;;
+kernels) packages=("${kernels_packages[@]}") hint="sudo scripts/deps.sh kernels" ;;
+clang19) packages=("${clang19_packages[@]}") hint="sudo scripts/deps.sh clang19" ;;
+*) echo "usage: $0 [kernels|clang19]" >&2; exit 2 ;;
+esac
 
 if ! command -v dpkg-query >/dev/null; then
 	echo "deps: not a Debian system; install the equivalents of: ${packages[*]}" >&2
@@ -25,7 +43,7 @@ done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -ne 0 ]; then
-	echo "deps: missing packages: ${missing[*]} (run 'sudo make deps')" >&2
+	echo "deps: missing packages: ${missing[*]} (run '$hint')" >&2
 	exit 1
 fi
 echo "  DEPS     installing ${missing[*]}"

@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# make test-kernels: boots the Debian cloud kernel installed on this machine
+# (linux-image-cloud-amd64, Debian 12's 6.1) under qemu and runs the unit suite
+# and the verifier budget table there, so we know whether isnguard loads on the
+# kernel Debian ships, whatever kernel the host itself runs. The guest is a
+# busybox initramfs holding the build's binaries, the libraries they link and
+# the kernel modules listed below; all it prints is shown. The last line is the
+# total, "N passed, N failed": the runner's own counts, the budget table as one
+# check, and a guest that did not finish as one failure.
+#
+# KERNELS: versions to boot (default the newest installed; "all" boots each).
+# TEST_ARGS filters unit tests as in make test. TIMEOUT: seconds per guest.
+# KERNEL_ARGS: appended to the kernel command line (loglevel=7 shows the boot).
+set -euo pipefail
+build=${1:-build}
+here=$(dirname "$(readlink -f "$0")")
+timeout_s=${TIMEOUT:-420}
+prefix=isnguard-kernels
+
+# Modules the unit suite needs that Debian builds as modules (none so far: the
+# tests run programs with BPF_PROG_TEST_RUN and attach to no device).
+modules=()
+
+die() { echo "test-kernels: $*" >&2; exit 1; }
+
+[ -x "$build/test_runner" ] || die "no $build/test_runner (run 'make test-kernels')"
+command -v qemu-system-x86_64 >/dev/null || die "no qemu-system-x86_64 (run 'sudo scripts/deps.sh kernels')"
+command -v cpio >/dev/null || die "no cpio (run 'sudo scripts/deps.sh kernels')"
+busybox=$(command -v busybox || true)
+# The initramfs has no libc of its own for busybox: it must be the static one.
+if [ -z "$busybox" ] || ldd "$busybox" >/dev/null 2>&1; then
+	die "no static busybox: install the package busybox-static"
+fi
+
+mapfile -t installed < <(find /boot -maxdepth 1 -name 'vmlinuz-*-cloud-amd64' | sed 's|^/boot/vmlinuz-||' | sort -V)
+[ ${#installed[@]} -gt 0 ] || die "no Debian cloud kernel in /boot: install the package linux-image-cloud-amd64"
+case ${KERNELS:-} in
+"") kernels=("${installed[-1]}") ;;
+all) kernels=("${installed[@]}") ;;
+*) read -ra kernels <<<"$KERNELS" ;;
+esac
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# The budget table: build/verifier_budget once it exists; until then verstat
+# from shared/tools, built here, as a stand-in with the same use (OBJ, exit 0 when within budget).
+budget=$build/verifier_budget
+if [ ! -x "$budget" ]; then
+	verstat_src=${VERSTAT_SRC:-$here/../../shared/tools/verstat.c}
+	[ -f "$verstat_src" ] || die "no $build/verifier_budget, nor $verstat_src to stand in for it"
+	budget=$work/verstat
+	cc -O2 -o "$budget" "$verstat_src" -lbpf
+fi
+binaries=("$build/test_runner" "$build/isnguard" "$budget")
+
+# Copies a file to the same path under the root, following symlinks.
+put() { mkdir -p "$root$(dirname "$2")" && cp -L "$1" "$root$2"; }
+
+# Kernel modules with what they depend on, dependencies first (modules.dep).
+module_closure() {
+	local dir=$1 name=$2 line dep
+	line=$(grep -E "(^|/)$name\.ko(\.[a-z]+)?:" "$dir/modules.dep") ||
+		{ grep -qE "(^|/)$name\.ko" "$dir/modules.builtin" && return; die "module $name not in $dir"; }
+	for dep in ${line#*:}; do
+		module_closure "$dir" "$(basename "${dep%%.ko*}")"
+	done
+	printf '%s\n' "${line%%:*}"
+}
+
+# The guest's /init: mounts, modules, each command between markers the host reads, poweroff.
+write_init() {
+	cat >"$root/init" <<-EOF
+	#!/bin/sh
+	export PATH=/sbin:/bin:/usr/sbin:/usr/bin
+	mount -t proc proc /proc
+	mount -t sysfs sysfs /sys
+	mount -t devtmpfs devtmpfs /dev
+	mount -t bpf bpf /sys/fs/bpf
+	mount -t debugfs debugfs /sys/kernel/debug
+	mount -t tmpfs tmpfs /tmp
+	echo "$prefix: kernel \$(uname -r), init at \$(cut -d' ' -f1 /proc/uptime) s"
+	for m in \$(cat /modules.load); do insmod "\$m" || echo "$prefix: insmod \$m failed"; done
+	ip link set lo up
+	dmesg -c >/tmp/boot.log	# the boot's messages; KERNEL_ARGS=loglevel=7 shows them
+	# NAME CMD...: the command's output, then its exit code and the kernel's messages meanwhile.
+	run() {
+		name=\$1; shift
+		start=\$(cut -d' ' -f1 /proc/uptime)
+		echo "$prefix: begin \$name: \$*"
+		"\$@"
+		rc=\$?
+		echo "$prefix: end \$name exit \$rc after \$(awk -v s=\$start '{ print \$1 - s }' /proc/uptime) s"
+		dmesg -c | sed 's/^/kernel: /'
+	}
+	cd /isnguard
+	run test_runner ./test_runner ${TEST_ARGS:-}
+	run verifier_budget ./$(basename "$budget") isnguard.bpf.o
+	echo "$prefix: done"
+	poweroff -f
+	EOF
+	chmod 0755 "$root/init"
+}
+
+build_initramfs() {
+	local version=$1 moddir=/lib/modules/$1 f lib m load
+	root=$work/root-$version
+	mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,isnguard,modules}
+	cp "$busybox" "$root/bin/busybox"
+	while read -r f; do
+		[ -e "$root/$f" ] || ln -s /bin/busybox "$root/$f"
+	done < <("$busybox" --list-full)
+	for f in "${binaries[@]}" "$build"/*.bpf.o; do
+		cp "$f" "$root/isnguard/"
+	done
+	# Every library ldd names, and the dynamic loader, at the paths it names.
+	for lib in $(ldd "${binaries[@]}" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\/.*[^:]$/ { print $1 }' | sort -u); do
+		put "$lib" "$lib"
+	done
+	: >"$root/modules.load"
+	if [ ${#modules[@]} -gt 0 ]; then
+		[ -f "$moddir/modules.dep" ] || die "no $moddir/modules.dep: install linux-image-$version"
+		load=$(for f in "${modules[@]}"; do module_closure "$moddir" "$f"; done | awk '!seen[$0]++')
+		for m in $load; do
+			f=/modules/$(basename "${m%.ko*}").ko
+			case $m in
+			*.ko) cp "$moddir/$m" "$root$f" ;;
+			*.ko.xz) xz -dc "$moddir/$m" >"$root$f" ;;
+			*.ko.zst) zstd -qdc "$moddir/$m" >"$root$f" ;;
+			*) die "module $m: unknown compression" ;;
+			esac
+			echo "$f" >>"$root/modules.load"
+		done
+	fi
+	write_init
+	# Uncompressed: the kernel unpacks it as fast as it reads it, and building it takes no time.
+	(cd "$root" && find . | cpio -o -H newc -R 0:0 --quiet) >"$work/initramfs-$version.cpio"
+}
+
+passed=0 failed=0 skipped=0 status=0
+
+# One guest: boots it, shows its output, counts what it reported.
+run_kernel() {
+	local version=$1 kernel=/boot/vmlinuz-$1 log=$work/guest-$1.log rc=0 begin end line name p f s
+	[ -e "$kernel" ] || die "no $kernel (installed: ${installed[*]})"
+	[ -r "$kernel" ] || die "cannot read $kernel (run as root)"
+	build_initramfs "$version"
+	echo "== Debian kernel $version (qemu, TCG; at most $timeout_s s)"
+	begin=$(date +%s)
+	timeout -k 10 "$timeout_s" qemu-system-x86_64 -accel tcg -cpu max -m 2048 -smp 2 \
+		-display none -monitor none -serial stdio -no-reboot \
+		-kernel "$kernel" -initrd "$work/initramfs-$version.cpio" \
+		-append "console=ttyS0 panic=-1 quiet ${KERNEL_ARGS:-}" </dev/null |
+		tr -d '\r' | tee "$log" || rc=${PIPESTATUS[0]}
+	end=$(date +%s)
+	echo "== Debian kernel $version: qemu exited $rc after $((end - begin)) s"
+
+	if ! grep -q "^$prefix: done$" "$log"; then
+		[ "$rc" -eq 124 ] && echo "test-kernels: $version: the guest did not finish in $timeout_s s" >&2 ||
+			echo "test-kernels: $version: the guest stopped before its end marker" >&2
+		failed=$((failed + 1))
+		status=1
+	fi
+	for name in test_runner verifier_budget; do
+		line=$(grep -E "^$prefix: end $name exit [0-9]+" "$log" | tail -n 1 || true)
+		if [ -z "$line" ]; then
+			echo "test-kernels: $version: $name did not finish" >&2
+			status=1
+		elif [ "$(awk '{ print $5 }' <<<"$line")" != 0 ]; then
+			echo "test-kernels: $version: $name ${line#*end "$name" }" >&2
+			status=1
+		fi
+	done
+	# The runner's closing line, from its own section of the output; when it
+	# crashed before it, its per-test lines and one failure for the crash.
+	sed -n "/^$prefix: begin test_runner:/,/^$prefix: end test_runner /p" "$log" >"$work/runner.log"
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work/runner.log" | tail -n 1 || true)
+	if [ -z "$line" ]; then
+		p=$(grep -c '^ok   ' "$work/runner.log" || true)
+		f=$(grep -c '^FAIL ' "$work/runner.log" || true)
+		s=$(grep -c '^SKIP ' "$work/runner.log" || true)
+		echo "test-kernels: $version: the unit suite printed no result line" \
+			"(counted from its test lines: $p ok, $f FAIL, $s SKIP, and one failure for the missing line)" >&2
+		passed=$((passed + p))
+		failed=$((failed + f + 1))
+		skipped=$((skipped + s))
+		status=1
+	else
+		read -r p _ f _ s _ <<<"${line//,/}"
+		passed=$((passed + p))
+		failed=$((failed + f))
+		skipped=$((skipped + ${s:-0}))
+	fi
+	if grep -qE "^$prefix: end verifier_budget exit 0( |$)" "$log"; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+	fi
+}
+
+for version in "${kernels[@]}"; do
+	run_kernel "$version"
+done
+
+if [ "$skipped" -gt 0 ]; then
+	echo "$passed passed, $failed failed, $skipped skipped"
+else
+	echo "$passed passed, $failed failed"
+fi
+[ "$failed" -eq 0 ] || status=1
+exit "$status"
