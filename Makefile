@@ -85,9 +85,15 @@ $(BUILD)/isnguard: $(CLI_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
 
-$(BUILD)/test_runner: $(TEST_OBJS) $(SHARED_OBJS)
+# test_harness.c runs build/harness_selftest, hence the order-only prerequisite.
+$(BUILD)/test_runner: $(TEST_OBJS) $(SHARED_OBJS) | $(BUILD)/harness_selftest
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
+
+# The harness on tests that crash, fail and skip on purpose (tests/harness_selftest.c).
+$(BUILD)/harness_selftest: $(BUILD)/tests/harness_selftest.o $(BUILD)/tests/harness.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
 # End-to-end traffic tool (tests/e2e): deterministic streams with SHA-256 on both ends.
 $(BUILD)/tcp_xfer: tests/e2e/tcp_xfer.c | $(BUILD)

@@ -22,6 +22,18 @@
 static struct isnguard *skel;
 static bool setup_failed;
 
+/*
+ * Every helper asks first: a test may go on to its clean-up (restoring the
+ * config, the key) after dp_setup failed, and must fail there, not crash.
+ */
+static bool loaded(const char *what)
+{
+	if (skel)
+		return true;
+	FAIL("%s: isnguard.bpf.o is not loaded", what);
+	return false;
+}
+
 void dp_test_key(struct isn_key *key)
 {
 	static const uint8_t bytes[ISN_KEY_LEN] = {
@@ -104,6 +116,8 @@ bool dp_run(enum dp_prog prog, const uint8_t *in, size_t in_len, uint8_t *out,
 		.repeat = 1,
 	);
 
+	if (!loaded("dp_run"))
+		return false;
 	if (bpf_prog_test_run_opts(bpf_program__fd(prog_of(prog)), &opts)) {
 		FAIL("%s: BPF_PROG_TEST_RUN: %s", dp_prog_name(prog), strerror(errno));
 		return false;
@@ -122,6 +136,8 @@ bool dp_run_repeat(enum dp_prog prog, const uint8_t *in, size_t in_len, uint32_t
 		.repeat = repeat,
 	);
 
+	if (!loaded("dp_run_repeat"))
+		return false;
 	if (bpf_prog_test_run_opts(bpf_program__fd(prog_of(prog)), &opts)) {
 		FAIL("%s: BPF_PROG_TEST_RUN x%u: %s", dp_prog_name(prog), repeat, strerror(errno));
 		return false;
@@ -134,6 +150,8 @@ bool dp_set_key(const struct isn_key *key)
 {
 	uint32_t zero = 0;
 
+	if (!loaded("dp_set_key"))
+		return false;
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.isn_key), &zero, key, BPF_ANY)) {
 		FAIL("set key: %s", strerror(errno));
 		return false;
@@ -159,6 +177,8 @@ bool dp_flows_clear(void)
 	int64_t zero_count = 0;
 	uint32_t zero = 0;
 
+	if (!loaded("dp_flows_clear"))
+		return false;
 	return map_clear(bpf_map__fd(skel->maps.isn_flows)) &&
 	       map_clear(bpf_map__fd(skel->maps.isn_opening)) &&
 	       !bpf_map_update_elem(bpf_map__fd(skel->maps.isn_flow_count), &zero, &zero_count,
@@ -167,6 +187,8 @@ bool dp_flows_clear(void)
 
 bool dp_set_key_slot(uint32_t slot, const struct isn_key *key)
 {
+	if (!loaded("dp_set_key_slot"))
+		return false;
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.isn_key), &slot, key, BPF_ANY)) {
 		FAIL("set key slot %u: %s", slot, strerror(errno));
 		return false;
@@ -178,8 +200,11 @@ bool dp_set_synproxy(const struct synproxy_config *cfg, uint16_t port)
 {
 	uint64_t bits;
 	uint32_t zero = 0, word;
-	int ports_fd = bpf_map__fd(skel->maps.isn_synproxy_ports);
+	int ports_fd;
 
+	if (!loaded("dp_set_synproxy"))
+		return false;
+	ports_fd = bpf_map__fd(skel->maps.isn_synproxy_ports);
 	for (word = 0; word < SYNPROXY_PORT_WORDS; word++) {
 		bits = word == (uint32_t)port >> 6 ? 1ULL << (port & 63) : 0;
 		if (bpf_map_update_elem(ports_fd, &word, &bits, BPF_ANY))
@@ -197,6 +222,8 @@ bool dp_set_syn_rate(uint16_t port, const struct syn_rate *rate)
 {
 	uint32_t index = port;
 
+	if (!loaded("dp_set_syn_rate"))
+		return false;
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.isn_syn_rate), &index, rate, BPF_ANY)) {
 		FAIL("set syn rate: %s", strerror(errno));
 		return false;
@@ -206,10 +233,13 @@ bool dp_set_syn_rate(uint16_t port, const struct syn_rate *rate)
 
 static bool config_update(void (*change)(struct isn_config *, const uint32_t *), const uint32_t *v)
 {
-	int fd = bpf_map__fd(skel->maps.isn_config);
 	struct isn_config cfg;
 	uint32_t zero = 0;
+	int fd;
 
+	if (!loaded("config_update"))
+		return false;
+	fd = bpf_map__fd(skel->maps.isn_config);
 	if (bpf_map_lookup_elem(fd, &zero, &cfg)) {
 		FAIL("read config: %s", strerror(errno));
 		return false;
@@ -276,6 +306,8 @@ bool dp_flow_get_in(const struct flow_key *fk, struct flow_state *st, bool *open
 {
 	bool found_opening = false, found;
 
+	if (!loaded("dp_flow_get_in"))
+		return false;
 	found = bpf_map_lookup_elem(bpf_map__fd(skel->maps.isn_flows), fk, st) == 0;
 	if (!found) {
 		found = bpf_map_lookup_elem(bpf_map__fd(skel->maps.isn_opening), fk, st) == 0;
@@ -293,16 +325,22 @@ bool dp_flow_get(const struct flow_key *fk, struct flow_state *st)
 
 bool dp_flow_put(const struct flow_key *fk, const struct flow_state *st)
 {
+	if (!loaded("dp_flow_put"))
+		return false;
 	return bpf_map_update_elem(bpf_map__fd(skel->maps.isn_flows), fk, st, BPF_ANY) == 0;
 }
 
 uint64_t dp_stat(enum isn_stat stat)
 {
+	if (!loaded("dp_stat"))
+		return UINT64_MAX;
 	return percpu_u64_sum(bpf_map__fd(skel->maps.isn_stats), stat, sizeof(uint64_t), 0);
 }
 
 uint64_t dp_fastpath_predicted(void)
 {
+	if (!loaded("dp_fastpath_predicted"))
+		return UINT64_MAX;
 	return percpu_u64_sum(bpf_map__fd(skel->maps.isn_fastpath), 0,
 			      sizeof(struct fastpath_scratch),
 			      offsetof(struct fastpath_scratch, predicted));

@@ -4,7 +4,14 @@
  *   -v  print each test's log even when it passes
  *   -l  list the tests and exit
  *   FILTER  run only tests whose name contains one of the strings
+ *
+ * A test that crashes (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL) fails,
+ * named with its signal, and the run goes on: one broken test, such as one
+ * dereferencing an object that did not load, must not hide the others'
+ * results nor the last line.
  */
+#include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +30,22 @@ static char sub_name[160];
 static char *log_buf;
 static size_t log_len;
 static FILE *log_file;
+
+/* Where a crash in the running test lands (sigsetjmp in run_test). */
+static sigjmp_buf crash_jmp;
+static volatile sig_atomic_t crash_armed;
+/* A test's forked child inherits the handlers: its crash must end it, not resume the run. */
+static pid_t runner_pid;
+
+static const struct {
+	int sig;
+	const char *name;
+} crash_signals[] = {
+	{ SIGSEGV, "SIGSEGV" }, { SIGBUS, "SIGBUS" }, { SIGABRT, "SIGABRT" },
+	{ SIGFPE, "SIGFPE" }, { SIGILL, "SIGILL" },
+};
+
+#define NCRASH_SIGNALS (sizeof(crash_signals) / sizeof(crash_signals[0]))
 
 void test_register(struct test_case *tc)
 {
@@ -50,7 +73,7 @@ void test_skip(const char *fmt, ...)
 	va_list ap;
 
 	cur_skipped = true;
-	fputs("skip: ", log_file);
+	fputs("skipped: ", log_file);
 	va_start(ap, fmt);
 	vlog(fmt, ap);
 	va_end(ap);
@@ -150,6 +173,64 @@ bool assert_str_eq(const char *file, int line, const char *what,
 	return false;
 }
 
+static const char *signal_name(int sig)
+{
+	for (size_t i = 0; i < NCRASH_SIGNALS; i++)
+		if (crash_signals[i].sig == sig)
+			return crash_signals[i].name;
+	return "signal";
+}
+
+static void on_crash(int sig)
+{
+	if (!crash_armed || getpid() != runner_pid) {
+		/* Not inside a test of this process: die of it as if unhandled. */
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	crash_armed = 0;
+	siglongjmp(crash_jmp, sig);
+}
+
+/*
+ * Before each test, since a test may have changed them. The alternate stack
+ * lets a test that overflowed its stack be reported too.
+ */
+static void crash_handlers_install(void)
+{
+	static char alt_stack[64 * 1024];
+	stack_t ss = { .ss_sp = alt_stack, .ss_size = sizeof(alt_stack) };
+	struct sigaction sa = { .sa_handler = on_crash, .sa_flags = SA_ONSTACK };
+
+	sigemptyset(&sa.sa_mask);
+	sigaltstack(&ss, NULL);
+	for (size_t i = 0; i < NCRASH_SIGNALS; i++)
+		sigaction(crash_signals[i].sig, &sa, NULL);
+}
+
+/* Runs one test; returns the signal it crashed with, or 0. */
+static int run_test(const struct test_case *tc)
+{
+	int sig;
+
+	crash_handlers_install();
+	/* 1: the mask is restored on the way back, unblocking the signal. */
+	sig = sigsetjmp(crash_jmp, 1);
+	if (sig == 0) {
+		crash_armed = 1;
+		tc->fn();
+		crash_armed = 0;
+		return 0;
+	}
+	cur_failed = true;
+	sub_failed = true;
+	if (sub_active)
+		fprintf(log_file, "[%s] ", sub_name);
+	fprintf(log_file, "crashed: %s (%s)\n", signal_name(sig), strsignal(sig));
+	return sig;
+}
+
 static bool selected(const char *name, int nfilters, char **filters)
 {
 	if (nfilters == 0)
@@ -181,17 +262,24 @@ int main(int argc, char **argv)
 		}
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	runner_pid = getpid();
 
 	for (struct test_case *tc = tests_head; tc; tc = tc->next) {
+		int crash_sig;
+
 		if (!selected(tc->name, argc - optind, argv + optind))
 			continue;
 		cur_failed = cur_skipped = false;
+		sub_active = false;
 		cur_test = tc;
 		log_file = open_memstream(&log_buf, &log_len);
-		tc->fn();
+		crash_sig = run_test(tc);
 		test_case_end();
 		fclose(log_file);
-		if (cur_failed) {
+		if (crash_sig) {
+			failed++;
+			printf("FAIL %s (crashed: %s)\n", tc->name, signal_name(crash_sig));
+		} else if (cur_failed) {
 			failed++;
 			printf("FAIL %s\n", tc->name);
 		} else if (cur_skipped) {

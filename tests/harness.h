@@ -2,7 +2,9 @@
 /*
  * Test harness: tests register themselves with TEST(), assertions print what
  * differed (expected and actual, like selftests' ASSERT_EQ) and return false
- * so a test can stop early. The runner's last line is "N passed, N failed".
+ * so a test can stop early. A test that crashes fails, named with its signal,
+ * and the run goes on. The runner's last line is "N passed, N failed", with
+ * ", N skipped" when any test skipped.
  */
 #ifndef ISNGUARD_TEST_HARNESS_H
 #define ISNGUARD_TEST_HARNESS_H
@@ -26,7 +28,10 @@ void test_register(struct test_case *tc);
 	{ test_register(&fn_name##_case); }				\
 	static void fn_name(void)
 
-/* Marks the running test skipped (it then counts neither way). */
+/*
+ * Marks the running test skipped, for something this kernel or machine lacks:
+ * its log says "skipped: <why>" and it counts as skipped, unless it also failed.
+ */
 void test_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Marks the running test failed with a message, without an assertion. */
 void test_fail(const char *file, int line, const char *fmt, ...)

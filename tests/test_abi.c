@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <bpf/btf.h>
+#include <bpf/libbpf.h>
 
 #include "bpf_run.h"
 #include "harness.h"
@@ -57,9 +58,13 @@ struct abi_member {
 static struct btf *object_btf(const char *object)
 {
 	struct btf *btf = btf__parse(build_path(object), NULL);
+	char reason[128];
 
-	if (!btf)
-		FAIL("parse BTF of %s: %s", object, strerror(errno));
+	if (!btf) {
+		/* libbpf's own codes (LIBBPF_ERRNO__FORMAT, ...) are beyond strerror. */
+		libbpf_strerror(-errno, reason, sizeof(reason));
+		FAIL("parse BTF of %s: %s", object, reason);
+	}
 	return btf;
 }
 

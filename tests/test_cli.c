@@ -4,6 +4,7 @@
  * Expected F values were computed once by an independent Python
  * implementation (SipHash-2-4 written from the paper, MD5 from hashlib).
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,12 +30,13 @@ static void read_all(int fd, char *buf, size_t cap)
 	buf[n] = '\0';
 }
 
-/* Declared in cli_run.h for the other CLI tests (test_cli_state.c). */
-bool run_cli_stopped_after(struct cli_result *res, const char *const *args, int stop_after_ms)
+/* Declared in cli_run.h for the other CLI tests (test_cli_state.c) and test_harness.c. */
+bool run_build_binary(struct cli_result *res, const char *name, const char *const *args,
+		      int stop_after_ms)
 {
-	const char *argv[32] = { "isnguard" };
-	int out_pipe[2], err_pipe[2], status;
-	const char *bin = build_path("isnguard");
+	const char *argv[32] = { name };
+	int out_pipe[2] = { -1, -1 }, err_pipe[2] = { -1, -1 }, status;
+	const char *bin = build_path(name);
 	char bin_copy[4096];
 	pid_t pid;
 	int n = 1;
@@ -43,9 +45,16 @@ bool run_cli_stopped_after(struct cli_result *res, const char *const *args, int 
 	for (; args[n - 1] && n < 31; n++)
 		argv[n] = args[n - 1];
 	argv[n] = NULL;
-	if (pipe(out_pipe) || pipe(err_pipe))
+	if (pipe(out_pipe) || pipe(err_pipe) || (pid = fork()) < 0) {
+		FAIL("run %s: %s", name, strerror(errno));
+		for (int i = 0; i < 2; i++) {
+			if (out_pipe[i] >= 0)
+				close(out_pipe[i]);
+			if (err_pipe[i] >= 0)
+				close(err_pipe[i]);
+		}
 		return false;
-	pid = fork();
+	}
 	if (pid == 0) {
 		dup2(out_pipe[1], 1);
 		dup2(err_pipe[1], 2);
@@ -56,7 +65,7 @@ bool run_cli_stopped_after(struct cli_result *res, const char *const *args, int 
 	}
 	close(out_pipe[1]);
 	close(err_pipe[1]);
-	if (pid > 0 && stop_after_ms > 0) {
+	if (stop_after_ms > 0) {
 		usleep((useconds_t)stop_after_ms * 1000);
 		kill(pid, SIGTERM);
 	}
@@ -68,6 +77,11 @@ bool run_cli_stopped_after(struct cli_result *res, const char *const *args, int 
 	waitpid(pid, &status, 0);
 	res->status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 	return true;
+}
+
+bool run_cli_stopped_after(struct cli_result *res, const char *const *args, int stop_after_ms)
+{
+	return run_build_binary(res, "isnguard", args, stop_after_ms);
 }
 
 bool run_cli(struct cli_result *res, const char *const *args)

@@ -690,7 +690,8 @@ TEST(test_state_commands_fail_not_attached_on_empty_pin_dir)
 		{ { "mode", "md5" }, ISN_MAP_CONFIG },
 		{ { "key", "rotate" }, ISN_MAP_KEY },
 	};
-	struct pinned_state st = { .flows_fd = -1, .config_fd = -1, .key_fd = -1, .stats_fd = -1 };
+	struct pinned_state st = { .flows_fd = -1, .opening_fd = -1, .config_fd = -1, .key_fd = -1,
+				   .stats_fd = -1 };
 	struct cli_result res;
 	char want[256];
 

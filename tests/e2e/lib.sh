@@ -47,9 +47,10 @@ fail() {
 	exit 1
 }
 
-# A test exits 77 for "skipped: this kernel or machine lacks X".
+# A test exits 77 for "skipped: this kernel or machine lacks X": counted as
+# skipped, neither passed nor failed.
 skip() {
-	printf 'SKIP: %s\n' "$*"
+	printf 'skipped: %s\n' "$*"
 	exit 77
 }
 

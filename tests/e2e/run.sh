@@ -12,7 +12,8 @@
 #   -l      lists the tests
 #   -v      shows every test's log and how long it took
 # Result lines: "ok   e2e_<name>", "FAIL e2e_<name>", "SKIP e2e_<name>: reason";
-# a test exits 77 for "skipped: this kernel or machine lacks X". The last line
+# a test calls skip (exit 77, its log saying "skipped: <why>") when this
+# kernel or machine lacks something; it counts as skipped. The last line
 # is "N passed, N failed[, N skipped]"; the exit status is 1 if any failed.
 #
 # Environment: ISNG_BASELINE=1 runs without isnguard (isng is a no-op, ISN and
@@ -710,7 +711,7 @@ run_main() {
 			passed=$((passed + 1))
 			;;
 		77)
-			reason=$(sed -n 's/^SKIP: //p' "$work/log" | tail -n 1)
+			reason=$(sed -n 's/^skipped: //p' "$work/log" | tail -n 1)
 			echo "SKIP $name: ${reason:-skipped}"
 			skipped=$((skipped + 1))
 			;;
