@@ -160,12 +160,14 @@ __noinline int egress_syn_skb(struct __sk_buff *skb, const struct pkt *pkt_arg,
 			      const struct flow_key *fk, struct flow_state *st)
 {
 	struct ctx c = { .ctx = skb, .kind = CTX_SKB };
+	struct flow_key key;
 	struct pkt p;
 
 	if (!pkt_arg || !fk)
 		return STAT_DROP_ERROR;
 	p = *pkt_arg;	/* on this stack, the verifier ties its loads together */
-	return egress_syn(&c, &p, fk, st);
+	key = *fk;	/* kernel 6.1 takes a map key only from the stack, a packet or a map */
+	return egress_syn(&c, &p, &key, st);
 }
 
 /*

@@ -278,28 +278,31 @@ static __always_inline void flow_note(struct flow_state *st, __u32 new_flags, __
  * another CPU may still hold a pointer to it. Marked moved, it lingers a
  * second and the sweeper takes it; lookups find the new entry first. On
  * failure the flow stays where it is, established, and lives on as before.
- * A global function, once a connection: its copy of the entry gets a frame
- * of its own, off the deepest call chains of the programs that promote.
+ * A global function, once a connection, off the programs' deepest call
+ * chains; the new entry is written in isn_flow_new.
  */
-__noinline int flow_promote(const struct flow_key *fk, struct flow_state *st, __u32 seen,
+__noinline int flow_promote(const struct flow_key *fk_arg, struct flow_state *st, __u32 seen,
 			    __u64 now)
 {
-	struct flow_state moved;
+	struct flow_key key, *fk = &key;
+	struct flow_state *moved;
 
-	if (!fk || !st)
+	if (!fk_arg || !st)
 		return -1;
-	moved = (struct flow_state){
-		.seq_delta = st->seq_delta,
-		.host_isn = st->host_isn,
-		.wire_isn = st->wire_isn,
-		.flags = (st->flags | seen) & ~FLOW_F_MOVED,
-		.hash = st->hash,
-		.host_ack = st->host_ack,
-		.host_snd_nxt = st->host_snd_nxt,
-		.created_ns = st->created_ns,
-		.last_seen_ns = now,
-	};
-	if (bpf_map_update_elem(&isn_flows, fk, &moved, BPF_NOEXIST)) {
+	key = *fk_arg;	/* kernel 6.1 takes a map key only from the stack, a packet or a map */
+	moved = flow_new_get();
+	if (!moved)
+		return -1;
+	moved->seq_delta = st->seq_delta;
+	moved->host_isn = st->host_isn;
+	moved->wire_isn = st->wire_isn;
+	moved->flags = (st->flags | seen) & ~FLOW_F_MOVED;
+	moved->hash = st->hash;
+	moved->host_ack = st->host_ack;
+	moved->host_snd_nxt = st->host_snd_nxt;
+	moved->created_ns = st->created_ns;
+	moved->last_seen_ns = now;
+	if (bpf_map_update_elem(&isn_flows, fk, moved, BPF_NOEXIST)) {
 		stat_inc(STAT_FLOW_PROMOTE_FAILED);	/* stays here, established */
 		flow_note(st, seen, now);
 		return -1;

@@ -288,13 +288,15 @@ static __always_inline int proxy_ingress_check(const struct ctx *c, const struct
  * its tuple (the server answers it, as the stack would a local socket's).
  * An entry of a closed connection goes, so the SYN opens a new one.
  */
-__noinline bool proxy_tuple_busy_key(const struct flow_key *fk)
+__noinline bool proxy_tuple_busy_key(const struct flow_key *fk_arg)
 {
+	struct flow_key key, *fk = &key;
 	struct flow_state *st;
 	bool opening;
 
-	if (!fk)
+	if (!fk_arg)
 		return false;
+	key = *fk_arg;	/* kernel 6.1 takes a map key only from the stack, a packet or a map */
 	st = flow_lookup(fk, &opening);
 	if (!st)
 		return false;

@@ -26,7 +26,14 @@ static __always_inline int tcp_addrs(const struct ctx *c, const struct pkt *pkt,
 	if (!*th)
 		return -1;
 	if (pkt->family == FLOW_FAMILY_IPV4) {
-		struct iphdr *iph = ctx_ptr(c, pkt->l3_off, IPV4_HLEN_MIN);
+		/*
+		 * 40 bytes, as for IPv6: any TCP segment has them after its IP
+		 * header's start. Kernel 6.1's verifier forgets the family test
+		 * (a byte of a stack slot) by the time the callers copy 4 or 16
+		 * bytes on a second test, and checks the IPv6 copy against this
+		 * pointer's range.
+		 */
+		struct iphdr *iph = ctx_ptr(c, pkt->l3_off, IPV6_HLEN);
 
 		if (!iph)
 			return -1;
