@@ -101,6 +101,15 @@ static __always_inline __u32 md5_padded_word(const __u8 *msg, __u32 len,
 	return word;
 }
 
+/* RFC 1321 section 3.3: the initial state. */
+static __always_inline void md5_init(__u32 state[4])
+{
+	state[0] = 0x67452301;
+	state[1] = 0xefcdab89;
+	state[2] = 0x98badcfe;
+	state[3] = 0x10325476;
+}
+
 /*
  * state receives the digest as four words; the digest bytes are their
  * little-endian encodings in order. msg must be 4-byte aligned and
@@ -111,11 +120,7 @@ static __always_inline void md5_digest(const __u8 *msg, __u32 len, __u32 state[4
 	__u32 blocks = (len + 8) / MD5_BLOCK_LEN + 1;
 	__u32 blk;
 
-	state[0] = 0x67452301;
-	state[1] = 0xefcdab89;
-	state[2] = 0x98badcfe;
-	state[3] = 0x10325476;
-
+	md5_init(state);
 #pragma unroll
 	for (blk = 0; blk < MD5_MAX_BLOCKS; blk++) {
 		__u32 block[16];

@@ -59,6 +59,21 @@ static const struct synproxy_config sp_always = {
 	.window = SP_WINDOW,
 };
 
+/*
+ * The same on the local path, named: the cookie ACK rows judge what the
+ * local path decides, on every kernel. Auto would translate where the
+ * kernel lacks bpf_sk_assign_tcp_reqsk (Debian 12's 6.1, make test-kernels),
+ * and the valid ACKs would become SYNs to the host instead.
+ */
+static const struct synproxy_config sp_local = {
+	.mode = SYNPROXY_ALWAYS,
+	.path = SYNPROXY_PATH_LOCAL,
+	.flags = SYNPROXY_F_SACK | SYNPROXY_F_TIMESTAMPS | SYNPROXY_F_WSCALE | SYNPROXY_F_ECN,
+	.syn_threshold = 1000,
+	.rcv_wscale = SP_WSCALE,
+	.window = SP_WINDOW,
+};
+
 static int listeners[2] = { -1, -1 };
 /* SP_FULL_PORT's listener (backlog 0) and the one connection filling its accept queue. */
 static int full_listener = -1, full_client = -1;
@@ -751,7 +766,8 @@ static bool ack_row_valid(const struct ack_row *r)
  * A valid cookie ACK ends in bpf_sk_assign_tcp_reqsk, which answers -EINVAL
  * unless skb_at_tc_ingress(): only an skb that came in through the device's
  * tc ingress hook has tc_at_ingress set, and BPF_PROG_TEST_RUN's skb never
- * does. So here a valid ACK counts cookie_ack_valid and then
+ * does (and a kernel without the kfunc, 6.1, has no request socket to give).
+ * So here a valid ACK counts cookie_ack_valid and then
  * cookie_ack_assign_error (and is dropped); the end-to-end suite
  * (tests/e2e/synproxy.sh) shows the connection it makes.
  */
@@ -817,7 +833,7 @@ static void check_ack_row(const struct ack_row *r, enum dp_prog prog)
 	struct pkt_spec s;
 	char what[160];
 
-	if (!setup(&sp_always, r->dport))
+	if (!setup(&sp_local, r->dport))
 		return;
 	dp_test_key(&keys[0]);
 	memcpy(&keys[1], &keys[0], sizeof(keys[1]));
