@@ -158,18 +158,27 @@ static __always_inline __u32 cookie_from_hash(__u64 h, __u32 key_gen, __u32 slot
 	return ((__u32)(h >> 32) & ~COOKIE_FIELDS_NOTS) | fields;
 }
 
-/* The cookie (the SYN-ACK's ISN) and, for a client with timestamps, the SYN-ACK's TSval. */
-static __always_inline __u32 cookie_make(const struct isn_key *key, __u32 key_gen,
-					 const struct flow_key *fk, __u32 client_isn,
-					 __u64 now_ns, __u32 opt_bits, bool ts, __u32 *tsval,
-					 union isn_input *in)
+/* The cookie of a slot (the SYN-ACK's ISN) and, for a client with timestamps, its TSval. */
+static __always_inline __u32 cookie_make_slot(const struct isn_key *key, __u32 key_gen,
+					      const struct flow_key *fk, __u32 client_isn,
+					      __u32 slot, __u32 opt_bits, bool ts, __u32 *tsval,
+					      union isn_input *in)
 {
-	__u32 slot = cookie_slot(now_ns);
 	__u64 h = cookie_hash(key, fk, client_isn, slot,
 			      ts ? (opt_bits & COOKIE_OPT_MASK) | COOKIE_TS_INPUT
 				 : opt_bits & COOKIE_NOTS_MASK, in);
 
 	return cookie_from_hash(h, key_gen, slot, opt_bits, ts, tsval);
+}
+
+/* The cookie made now. */
+static __always_inline __u32 cookie_make(const struct isn_key *key, __u32 key_gen,
+					 const struct flow_key *fk, __u32 client_isn,
+					 __u64 now_ns, __u32 opt_bits, bool ts, __u32 *tsval,
+					 union isn_input *in)
+{
+	return cookie_make_slot(key, key_gen, fk, client_isn, cookie_slot(now_ns), opt_bits, ts,
+				tsval, in);
 }
 
 static __always_inline void cookie_decode(__u8 family, __u32 opt_bits, bool ts,
@@ -225,8 +234,13 @@ static __always_inline enum cookie_verdict cookie_check(const struct isn_config 
 	key = key_get(key_gen);
 	if (!key)
 		return COOKIE_UNKNOWN_KEY;
-	if (cookie_make(key, key_gen, fk, client_isn, (__u64)slot << COOKIE_SLOT_SHIFT, opt_bits,
-			ts, &tsval, in) != cookie ||
+	/*
+	 * By slot, not by a time made of it: slot 0's previous one is
+	 * 0xffffffff (the first 68 s after boot, as the reference has it),
+	 * whose time would not fit 64 bits.
+	 */
+	if (cookie_make_slot(key, key_gen, fk, client_isn, slot, opt_bits, ts, &tsval, in) !=
+		    cookie ||
 	    (ts && tsval != tsecr))
 		return COOKIE_BAD_MAC;
 	cookie_decode(fk->family, opt_bits, ts, o);
