@@ -617,7 +617,7 @@ __noinline int synproxy_assign(struct __sk_buff *skb, const struct pkt *pkt_arg,
 	if (!sk)
 		return STAT_COOKIE_ACK_NO_LISTENER;
 	tp = bpf_skc_to_tcp_sock(sk);
-	if (!tp || sk->state != BPF_TCP_LISTEN || !bpf_ksym_exists(bpf_sk_assign_tcp_reqsk)) {
+	if (!tp || sk->state != BPF_TCP_LISTEN) {
 		bpf_sk_release(sk);
 		return STAT_COOKIE_ASSIGN_ERROR;
 	}
@@ -626,6 +626,11 @@ __noinline int synproxy_assign(struct __sk_buff *skb, const struct pkt *pkt_arg,
 	    tp->inet_conn.icsk_inet.sk.sk_max_ack_backlog) {
 		bpf_sk_release(sk);
 		return STAT_COOKIE_QUEUE_FULL;
+	}
+	/* No request socket to give without the kfunc (before Linux 6.9: 6.1). */
+	if (!bpf_ksym_exists(bpf_sk_assign_tcp_reqsk)) {
+		bpf_sk_release(sk);
+		return STAT_COOKIE_ASSIGN_ERROR;
 	}
 	attrs.rcv_tsval = req->tsval;
 	attrs.rcv_tsecr = req->tsecr;	/* the kernel continues the host's TSval from it */
