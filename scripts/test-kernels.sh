@@ -43,16 +43,11 @@ esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# The budget table: build/verifier_budget once it exists; until then verstat
-# from shared/tools, built here, as a stand-in with the same use (OBJ, exit 0 when within budget).
+# The budget table (make check-verifier) and the harness's self-test, beside the runner.
 budget=$build/verifier_budget
-if [ ! -x "$budget" ]; then
-	verstat_src=${VERSTAT_SRC:-$here/../../shared/tools/verstat.c}
-	[ -f "$verstat_src" ] || die "no $build/verifier_budget, nor $verstat_src to stand in for it"
-	budget=$work/verstat
-	cc -O2 -o "$budget" "$verstat_src" -lbpf
-fi
-binaries=("$build/test_runner" "$build/isnguard" "$budget")
+[ -x "$budget" ] || die "no $budget (run 'make test-kernels')"
+[ -x "$build/harness_selftest" ] || die "no $build/harness_selftest (run 'make test-kernels')"
+binaries=("$build/test_runner" "$build/harness_selftest" "$build/isnguard" "$budget")
 
 # Copies a file to the same path under the root, following symlinks.
 put() { mkdir -p "$root$(dirname "$2")" && cp -L "$1" "$root$2"; }
