@@ -442,10 +442,20 @@ static int pick_max_flows(const struct attach_request *req, bool fresh, uint32_t
 	return 0;
 }
 
-static void report_xdp_error(const char *ifname, int err, enum link_ingress ingress)
+static void report_xdp_error(const char *ifname, int err, enum link_ingress ingress,
+			     const struct bpf_object *obj, const char *prog_name)
 {
+	const struct bpf_program *prog = bpf_object__find_program_by_name(obj, prog_name);
 	char msg[128];
 
+	if (prog && bpf_program__fd(prog) < 0) {
+		/* Not loaded: the verifier refused it (E2BIG: past its 1M-instruction limit). */
+		libbpf_message(msg, sizeof(msg), err);
+		cli_error("attach %s: the kernel refused to load %s: %s (ISNGUARD_DEBUG=1 shows "
+			  "the verifier's log; 'make check-verifier' each program's cost)", ifname,
+			  prog_name, msg);
+		return;
+	}
 	if (err == -EOPNOTSUPP && ingress == LINK_INGRESS_XDP_NATIVE) {
 		cli_error("attach %s: the driver has no native XDP (try --xdp-mode skb)", ifname);
 		return;
@@ -541,7 +551,7 @@ static int attach_xdp(struct isnguard *skel, const struct attach_request *req, i
 	xdp_program__set_xdp_frags_support(*xdp_prog, true);
 	err = xdp_program__attach(*xdp_prog, ifindex, xdp_mode_of(mode), 0);
 	if (err) {
-		report_xdp_error(req->ifname, err, mode);
+		report_xdp_error(req->ifname, err, mode, skel->obj, name);
 		return err;
 	}
 	*prog_id = xdp_program__id(*xdp_prog);
