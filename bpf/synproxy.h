@@ -402,20 +402,20 @@ static __always_inline int synproxy_answer(const struct ctx *c, const struct pkt
 {
 	const struct synproxy_config *sp = synproxy_get();
 	const struct isn_config *cfg = config_get();
-	union isn_input *in = hash_input_get();
 	const struct isn_key *key;
+	union isn_input in;
 	struct flow_key fk;
 	__u32 cookie, tsval = 0;
 	int ret;
 
-	if (!sp || !cfg || !in)
+	if (!sp || !cfg)
 		return STAT_DROP_ERROR;
 	key = key_get(cfg->key_gen);
 	if (!key || tcp_flow_key(c, pkt, false, &fk))
 		return STAT_DROP_ERROR;
 	cookie = cookie_make(key, cfg->key_gen, &fk, plan->client_isn, bpf_ktime_get_coarse_ns(),
 			     cookie_opt_bits(plan->mss_index, &plan->opts, plan->ts), plan->ts,
-			     &tsval, in);
+			     &tsval, &in);
 	ret = synproxy_reply(c, pkt, plan, sp, cookie, tsval);
 	if (ret == SYNACK_UNTOUCHED)
 		return STAT_SYN_UNANSWERABLE;
@@ -445,14 +445,12 @@ __noinline int synproxy_answer_xdp(struct xdp_md *xdp, const struct pkt *pkt_arg
 				   const struct synack_plan *plan)
 {
 	struct ctx c = { .ctx = xdp, .kind = CTX_XDP };
-	struct synack_plan pl;
 	struct pkt p;
 
 	if (!pkt_arg || !plan)
 		return STAT_DROP_ERROR;
-	p = *pkt_arg;
-	pl = *plan;
-	return synproxy_answer(&c, &p, &pl);
+	p = *pkt_arg;	/* the plan holds values only, read where it is */
+	return synproxy_answer(&c, &p, plan);
 }
 
 /*
@@ -468,8 +466,7 @@ static __always_inline int synproxy_syn_answer(struct xdp_md *xdp, const struct 
 	stat = synproxy_syn_xdp(xdp, &copy, &plan);
 	if (stat != SYNPROXY_ANSWER)
 		return stat;
-	copy = *pkt;
-	return synproxy_answer_xdp(xdp, &copy, &plan);
+	return synproxy_answer_xdp(xdp, &copy, &plan);	/* the callees only read the copy */
 }
 
 /* An ACK (no SYN, no RST) to a protected port: what synproxy_ack takes. */
