@@ -150,7 +150,9 @@ test-kernels: deps
 	$(Q)scripts/test-kernels.sh $(BUILD)
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/bench_synproxy $(BUILD)/syn_flood
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/bench_synproxy $(BUILD)/syn_flood \
+		$(BUILD)/verifier_budget
+	$(Q)$(BUILD)/verifier_budget $(BUILD)/isnguard.bpf.o
 	$(Q)$(BUILD)/bench $(BENCH_ARGS)
 	$(Q)$(BUILD)/bench_synproxy $(BENCH_SYNPROXY_ARGS)
 	$(Q)scripts/bench-synflood.sh $(BUILD) $(BENCH_FLOOD_SECONDS)
