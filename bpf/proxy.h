@@ -215,10 +215,10 @@ static __always_inline int proxy_ingress(const struct ctx *c, const struct pkt *
 /*
  * The translation of a proxied flow's segment, either way (after seq, ack
  * and SACK). XDP ingress and tc egress call it as global functions:
- * verified once on their own, not at every path of the programs they are
- * called from, which would pass the verifier's limit. tc ingress runs
- * inside one already (datapath_ingress_skb), where a third frame would not
- * fit the stack: it inlines it. A NULL argument cannot come from the callers.
+ * verified once on their own, not at every path of the functions they are
+ * called from. tc ingress runs inside one already (datapath_ingress_skb),
+ * where another frame would not fit the stack budget: it inlines it. A NULL
+ * argument cannot come from the callers.
  */
 __noinline int proxy_ingress_xdp(struct xdp_md *xdp, const struct pkt *pkt, struct flow_state *st)
 {
