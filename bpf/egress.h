@@ -29,6 +29,7 @@ static __always_inline int egress_flow_start(const struct flow_key *fk, struct f
 	const struct isn_config *cfg = config_get();
 	union isn_input *in = hash_input_get();
 	const struct isn_key *key;
+	struct flow_state *e;
 	__u32 hash, wire_isn;
 
 	if (!cfg || !in)
@@ -39,39 +40,31 @@ static __always_inline int egress_flow_start(const struct flow_key *fk, struct f
 	hash = cfg->hash;
 	wire_isn = isn_compute(key, hash, fk, now, in);
 
+	/*
+	 * Same tuple, new host ISN: a new connection written over the old
+	 * entry, whose delta is void; else a new entry, written per CPU
+	 * (isn_flow_new) and copied in.
+	 */
+	e = st ? st : flow_new_get();
+	if (!e)
+		return -1;
+	e->seq_delta = wire_isn - host_isn;
+	e->host_isn = host_isn;
+	e->wire_isn = wire_isn;
+	e->flags = open_flag | acked;
+	e->hash = hash;
+	e->host_ack = host_ack;
+	e->host_snd_nxt = snd_nxt;
+	e->created_ns = now;
+	e->last_seen_ns = now;
 	if (st) {
-		/* Same tuple, new host ISN: a new connection; the old one's delta is void. */
-		st->seq_delta = wire_isn - host_isn;
-		st->host_isn = host_isn;
-		st->wire_isn = wire_isn;
-		st->flags = open_flag | acked;
-		st->hash = hash;
-		st->host_ack = host_ack;
-		st->host_snd_nxt = snd_nxt;
-		st->created_ns = now;
-		st->last_seen_ns = now;
 		stat_inc(STAT_FLOW_REUSED);
-		*wire = wire_isn;
-		return 0;
+	} else {
+		/* The wire ISN is known here: no lookup of the entry just made. */
+		if (bpf_map_update_elem(&isn_opening, fk, e, BPF_NOEXIST))
+			return -1;
+		stat_inc(STAT_FLOW_CREATED);
 	}
-
-	struct flow_state *fresh = flow_new_get();
-
-	if (!fresh)
-		return -1;
-	fresh->seq_delta = wire_isn - host_isn;
-	fresh->host_isn = host_isn;
-	fresh->wire_isn = wire_isn;
-	fresh->flags = open_flag | acked;
-	fresh->hash = hash;
-	fresh->host_ack = host_ack;
-	fresh->host_snd_nxt = snd_nxt;
-	fresh->created_ns = now;
-	fresh->last_seen_ns = now;
-	/* The wire ISN is known here: no lookup of the entry just made. */
-	if (bpf_map_update_elem(&isn_opening, fk, fresh, BPF_NOEXIST))
-		return -1;
-	stat_inc(STAT_FLOW_CREATED);
 	*wire = wire_isn;
 	return 0;
 }

@@ -68,25 +68,19 @@ static __always_inline long tcpopt_step(struct tcpopt_walk *w, __u8 kind, __u8 l
 	return 0;
 }
 
-static __always_inline long tcpopt_step_xdp(struct tcpopt_walk *w)
+/* The next option's kind and length, through the context's load-bytes helper. */
+static __always_inline long tcpopt_step_load(struct tcpopt_walk *w, bool xdp)
 {
 	__u8 opt[2] = { 0, 0 };
-
-	if (w->off >= w->end)
-		return 1;
 	/* A lone last byte can only be EOL or NOP; read one byte then. */
-	if (bpf_xdp_load_bytes(w->ctx, w->off, opt, w->off + 1 < w->end ? 2 : 1) < 0)
-		return 1;
-	return tcpopt_step(w, opt[0], opt[1]);
-}
-
-static __always_inline long tcpopt_step_skb(struct tcpopt_walk *w)
-{
-	__u8 opt[2] = { 0, 0 };
+	__u32 len = w->off + 1 < w->end ? 2 : 1;
+	long err;
 
 	if (w->off >= w->end)
 		return 1;
-	if (bpf_skb_load_bytes(w->ctx, w->off, opt, w->off + 1 < w->end ? 2 : 1) < 0)
+	err = xdp ? bpf_xdp_load_bytes(w->ctx, w->off, opt, len)
+		  : bpf_skb_load_bytes(w->ctx, w->off, opt, len);
+	if (err < 0)
 		return 1;
 	return tcpopt_step(w, opt[0], opt[1]);
 }
@@ -146,29 +140,28 @@ static __always_inline bool tcpopt_sack_fast(const struct ctx *c, const struct p
 }
 
 /* The walk as a global function per context type, verified once (see synopt_walk). */
-__noinline int tcpopt_walk_xdp(struct xdp_md *xdp, __u32 off, __u32 end, struct tcp_opts *opts)
+static __always_inline int tcpopt_walk_from(void *ctx, bool xdp, __u32 off, __u32 end,
+					    struct tcp_opts *opts)
 {
-	struct tcpopt_walk w = { .ctx = xdp, .off = off, .end = end, .opts = opts };
+	struct tcpopt_walk w = { .ctx = ctx, .off = off, .end = end, .opts = opts };
 
 	if (!opts)
 		return -1;
 	for (__u32 i = 0; i < MAX_TCP_OPTIONS; i++)
-		if (tcpopt_step_xdp(&w))
+		if (tcpopt_step_load(&w, xdp))
 			break;
 	return 0;
+}
+
+__noinline int tcpopt_walk_xdp(struct xdp_md *xdp, __u32 off, __u32 end, struct tcp_opts *opts)
+{
+	return tcpopt_walk_from(xdp, true, off, end, opts);
 }
 
 __noinline int tcpopt_walk_skb(struct __sk_buff *skb, __u32 off, __u32 end,
 			       struct tcp_opts *opts)
 {
-	struct tcpopt_walk w = { .ctx = skb, .off = off, .end = end, .opts = opts };
-
-	if (!opts)
-		return -1;
-	for (__u32 i = 0; i < MAX_TCP_OPTIONS; i++)
-		if (tcpopt_step_skb(&w))
-			break;
-	return 0;
+	return tcpopt_walk_from(skb, false, off, end, opts);
 }
 
 static __always_inline void tcpopt_walk(const struct ctx *c, const struct pkt *pkt,
