@@ -17,6 +17,22 @@
 #include "tcp.h"
 #include "tcpopt.h"
 
+/* An entry's fields for a connection the host opens with host_isn, wire_isn on the wire. */
+static __always_inline void egress_flow_fill(struct flow_state *e, __u32 host_isn, __u32 wire_isn,
+					     __u32 flags, __u32 hash, __u32 host_ack,
+					     __u32 snd_nxt, __u64 now)
+{
+	e->seq_delta = wire_isn - host_isn;
+	e->host_isn = host_isn;
+	e->wire_isn = wire_isn;
+	e->flags = flags;
+	e->hash = hash;
+	e->host_ack = host_ack;
+	e->host_snd_nxt = snd_nxt;
+	e->created_ns = now;
+	e->last_seen_ns = now;
+}
+
 /*
  * A new flow, or a new connection on a reused tuple: fresh keyed ISN.
  * host_ack is the SYN-ACK's ack (its flag in acked), snd_nxt the end of the
@@ -29,7 +45,7 @@ static __always_inline int egress_flow_start(const struct flow_key *fk, struct f
 	const struct isn_config *cfg = config_get();
 	union isn_input *in = hash_input_get();
 	const struct isn_key *key;
-	struct flow_state *e;
+	struct flow_state *fresh;
 	__u32 hash, wire_isn;
 
 	if (!cfg || !in)
@@ -40,31 +56,28 @@ static __always_inline int egress_flow_start(const struct flow_key *fk, struct f
 	hash = cfg->hash;
 	wire_isn = isn_compute(key, hash, fk, now, in);
 
-	/*
-	 * Same tuple, new host ISN: a new connection written over the old
-	 * entry, whose delta is void; else a new entry, written per CPU
-	 * (isn_flow_new) and copied in.
-	 */
-	e = st ? st : flow_new_get();
-	if (!e)
-		return -1;
-	e->seq_delta = wire_isn - host_isn;
-	e->host_isn = host_isn;
-	e->wire_isn = wire_isn;
-	e->flags = open_flag | acked;
-	e->hash = hash;
-	e->host_ack = host_ack;
-	e->host_snd_nxt = snd_nxt;
-	e->created_ns = now;
-	e->last_seen_ns = now;
 	if (st) {
+		/* Same tuple, new host ISN: a new connection; the old one's delta is void. */
+		egress_flow_fill(st, host_isn, wire_isn, open_flag | acked, hash, host_ack, snd_nxt,
+				 now);
 		stat_inc(STAT_FLOW_REUSED);
-	} else {
-		/* The wire ISN is known here: no lookup of the entry just made. */
-		if (bpf_map_update_elem(&isn_opening, fk, e, BPF_NOEXIST))
-			return -1;
-		stat_inc(STAT_FLOW_CREATED);
+		*wire = wire_isn;
+		return 0;
 	}
+	/*
+	 * A new entry, written per CPU (isn_flow_new) and copied in. Apart
+	 * from st: kernel 6.1 takes no map value from st, a global function's
+	 * argument, and refused the one pointer for both.
+	 */
+	fresh = flow_new_get();
+	if (!fresh)
+		return -1;
+	egress_flow_fill(fresh, host_isn, wire_isn, open_flag | acked, hash, host_ack, snd_nxt, now);
+	/* The wire ISN is known here: no lookup of the entry just made. */
+	if (bpf_map_update_elem(&isn_opening, fk, fresh, BPF_NOEXIST))
+		return -1;
+	flow_sweeper_ensure();
+	stat_inc(STAT_FLOW_CREATED);
 	*wire = wire_isn;
 	return 0;
 }
