@@ -32,8 +32,8 @@
 
 /*
  * struct fastpath_scratch (include/isnguard.h): the key is built there, not
- * on the stack, where XDP's deepest call chain (the general path's SYN
- * proxy) leaves no room for another 40 bytes in 512. Per CPU, it holds one
+ * on the stack, where it would add 40 bytes to the frame beneath XDP's
+ * deepest call chain (the general path's, make check-verifier). Per CPU, it holds one
  * packet's key at a time: XDP runs with bottom halves off, so two runs of
  * this program never interleave on a CPU.
  */
@@ -135,7 +135,7 @@ __noinline int fastpath_proxied(struct xdp_md *xdp, struct flow_state *st)
  * STAT_ACK_TRANSLATED for a predicted ACK of an established flow,
  * STAT_PASS_UNTRACKED for a predicted segment of no flow at all, or
  * FASTPATH_MISS. Inlined: a call costs more here than the whole
- * prediction (make bench), so the general path is the function.
+ * prediction (make bench), so only the general path makes calls.
  */
 static __always_inline int fastpath_ack(struct xdp_md *xdp)
 {

@@ -220,10 +220,7 @@ static int flow_sweeper_fire(void *map __maybe_unused, __u32 *key __maybe_unused
 }
 
 /*
- * Starts the sweeper if nothing has yet. The programs call it on a verdict
- * that may have made a flow (flow_sweeper_after), from their own frame: the
- * timer callback's frame counts on top of the caller's in the verifier's
- * stack check, and the functions that create flows sit deep in the chains.
+ * Starts the sweeper if nothing has yet (called where flows are created).
  * The timer lives in a pinned map, so it outlives reloads with kept state;
  * it goes with the state.
  */
@@ -243,13 +240,6 @@ static __always_inline void flow_sweeper_ensure(void)
 		return;
 	}
 	sw->armed = 1;
-}
-
-/* The sweeper after a verdict that may have made a flow entry (egress SYN, proxy SYN). */
-static __always_inline void flow_sweeper_after(int stat)
-{
-	if (stat == STAT_SYN_REWRITTEN || stat == STAT_SYNACK_REWRITTEN || stat == STAT_PROXY_SYN)
-		flow_sweeper_ensure();
 }
 
 /*

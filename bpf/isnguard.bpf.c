@@ -16,10 +16,10 @@
  * its many paths, is followed by global functions (verified once each, not
  * once per path): the SYN proxy's decision and answer, the general ingress,
  * egress's SYN, the option walks (plain bounded loops: no callback frame on
- * top of theirs). Frames are kept small: new flow entries and hash inputs
- * are built in per-CPU maps, and the flow sweeper is armed from the
- * programs' own frames. isnguard_xdp first tries header prediction
- * (bpf/fastpath.h), inlined; what it leaves goes to the general path.
+ * top of theirs). Frames are kept small: new flow entries, and the tc
+ * paths' hash inputs, are built in per-CPU maps. isnguard_xdp first tries
+ * header prediction (bpf/fastpath.h), inlined; what it leaves goes to the
+ * general path.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -153,7 +153,6 @@ int isnguard_tc_ingress(struct __sk_buff *skb)
 		if (cookie != SYNPROXY_NOT_MINE)
 			stat = cookie;
 	}
-	flow_sweeper_after(stat);
 	stat_inc(stat);
 	return tc_verdict(stat);
 }
@@ -197,7 +196,6 @@ int isnguard_tc_cookie(struct __sk_buff *skb)
 	}
 	if (stat == SYNPROXY_NOT_MINE)
 		return TC_ACT_UNSPEC;
-	flow_sweeper_after(stat);
 	stat_inc(stat);
 	return tc_verdict(stat);
 }
@@ -208,7 +206,6 @@ int isnguard_tc_egress(struct __sk_buff *skb)
 	struct ctx c = { .ctx = skb, .kind = CTX_SKB };
 	int stat = datapath_egress(&c);
 
-	flow_sweeper_after(stat);
 	stat_inc(stat);
 	return tc_verdict(stat);
 }

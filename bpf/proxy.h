@@ -423,6 +423,7 @@ __noinline int proxy_open(struct __sk_buff *skb, const struct pkt *pkt_arg,
 		if (bpf_map_update_elem(&isn_flows, fk, fresh, BPF_NOEXIST))
 			return STAT_DROP_ERROR;
 		flow_count_add(1);
+		flow_sweeper_ensure();
 		stat_inc(STAT_FLOW_CREATED);
 	} else {
 		st->peer_tsval = req->tsval;

@@ -7,8 +7,9 @@
  *
  * Per program: instructions processed (limit 1,000,000), peak states, the
  * deepest call chain's stack (limit 512: the frames of the program, its
- * BPF-to-BPF calls and bpf_loop callbacks, each rounded up to 32 bytes as
- * the kernel does), and the verification time.
+ * BPF-to-BPF calls and its bpf_loop or for-each callbacks, each rounded up to
+ * 32 bytes as kernel 6.1 does; a timer callback runs on a stack of its own
+ * and starts a chain of its own), and the verification time.
  *
  * Usage: verifier_budget [--insns N] [--stack-free N] [--json] OBJ...
  * Exit 0 when every program loads within budget; the last line is
@@ -103,15 +104,31 @@ static int chain_depth(int at, int n, const int *depth, unsigned char (*calls)[M
 }
 
 /*
+ * Whether the callback referenced at insn[i] is a timer's: the next helper
+ * call after it is bpf_timer_set_callback. The kernel checks such a
+ * callback's stack as a chain of its own (it runs from the timer, not on
+ * top of the frame that armed it); bpf_loop's and for-each callbacks run on
+ * top of their caller's.
+ */
+static bool timer_callback(const struct bpf_insn *insn, size_t cnt, size_t i)
+{
+	for (i += 2; i < cnt; i++)
+		if (insn[i].code == (BPF_JMP | BPF_CALL))
+			return insn[i].src_reg == 0 && insn[i].imm == BPF_FUNC_timer_set_callback;
+	return false;
+}
+
+/*
  * Subprograms start at 0 and at every target of a BPF-to-BPF call or of a
  * callback reference, in the order of the verifier's "stack depth" list.
  */
 static void stack_chain(const struct bpf_program *prog, struct prog_cost *cost)
 {
 	static unsigned char calls[MAX_SUBPROGS][MAX_SUBPROGS];
+	bool root[MAX_SUBPROGS] = { true };
 	const struct bpf_insn *insn = bpf_program__insns(prog);
 	size_t cnt = bpf_program__insn_cnt(prog), i;
-	int starts[MAX_SUBPROGS], depth[MAX_SUBPROGS], n = 1, nd = 0, at, next;
+	int starts[MAX_SUBPROGS], depth[MAX_SUBPROGS], n = 1, nd = 0, at, next, k;
 	const char *s = strstr(log_buf, "stack depth ");
 	size_t len = 0;
 
@@ -160,12 +177,25 @@ static void stack_chain(const struct bpf_program *prog, struct prog_cost *cost)
 			continue;
 		for (k = 0; k < n && starts[k] != target; k++)
 			;
-		if (k < n)
+		if (k == n)
+			continue;
+		if (func && timer_callback(insn, cnt, i))
+			root[k] = true;
+		else
 			calls[at][k] = 1;
 	}
-	cost->stack_chain = chain_depth(0, n, depth, calls, 0, NULL);
+	/* The deepest chain from any root: the program, or a timer callback. */
+	cost->stack_chain = 0;
+	for (k = 0, at = 0; k < n; k++) {
+		int d = root[k] ? chain_depth(k, n, depth, calls, 0, NULL) : 0;
+
+		if (d > cost->stack_chain) {
+			cost->stack_chain = d;
+			at = k;
+		}
+	}
 	/* The chain itself, frame by frame, for the table. */
-	for (at = 0;;) {
+	for (;;) {
 		next = -1;
 		chain_depth(at, n, depth, calls, 0, &next);
 		len += snprintf(cost->frames + len, sizeof(cost->frames) - len, "%s%d",
