@@ -46,6 +46,36 @@ static void libbpf_message(char *buf, size_t len, int err)
 		snprintf(buf, len, "%s", strerror(-err));
 }
 
+/* The program libbpf last warned "prog 'NAME': failed to load" of: the verifier refused it. */
+static char refused_prog[64];
+
+void loader_libbpf_note(const char *fmt, va_list ap)
+{
+	static const char head[] = "prog '", tail[] = "': failed to load";
+	char line[256], *name, *end;
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	name = strstr(line, head);
+	if (!name || !(end = strstr(name, tail)))
+		return;
+	name += sizeof(head) - 1;
+	snprintf(refused_prog, sizeof(refused_prog), "%.*s", (int)(end - name), name);
+}
+
+/* After a failed load: the program the kernel refused, named; false when none was. */
+static bool report_refusal(const char *ifname, int err)
+{
+	char msg[128];
+
+	if (!refused_prog[0])
+		return false;
+	libbpf_message(msg, sizeof(msg), err);
+	cli_error("attach %s: the kernel refused to load %s: %s (ISNGUARD_DEBUG=1 shows the "
+		  "verifier's log; 'make check-verifier' each program's cost)", ifname, refused_prog,
+		  msg);
+	return true;
+}
+
 static enum xdp_attach_mode xdp_mode_of(enum link_ingress ingress)
 {
 	return ingress == LINK_INGRESS_XDP_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE;
@@ -442,20 +472,12 @@ static int pick_max_flows(const struct attach_request *req, bool fresh, uint32_t
 	return 0;
 }
 
-static void report_xdp_error(const char *ifname, int err, enum link_ingress ingress,
-			     const struct bpf_object *obj, const char *prog_name)
+static void report_xdp_error(const char *ifname, int err, enum link_ingress ingress)
 {
-	const struct bpf_program *prog = bpf_object__find_program_by_name(obj, prog_name);
 	char msg[128];
 
-	if (prog && bpf_program__fd(prog) < 0) {
-		/* Not loaded: the verifier refused it (E2BIG: past its 1M-instruction limit). */
-		libbpf_message(msg, sizeof(msg), err);
-		cli_error("attach %s: the kernel refused to load %s: %s (ISNGUARD_DEBUG=1 shows "
-			  "the verifier's log; 'make check-verifier' each program's cost)", ifname,
-			  prog_name, msg);
+	if (report_refusal(ifname, err))
 		return;
-	}
 	if (err == -EOPNOTSUPP && ingress == LINK_INGRESS_XDP_NATIVE) {
 		cli_error("attach %s: the driver has no native XDP (try --xdp-mode skb)", ifname);
 		return;
@@ -551,7 +573,7 @@ static int attach_xdp(struct isnguard *skel, const struct attach_request *req, i
 	xdp_program__set_xdp_frags_support(*xdp_prog, true);
 	err = xdp_program__attach(*xdp_prog, ifindex, xdp_mode_of(mode), 0);
 	if (err) {
-		report_xdp_error(req->ifname, err, mode, skel->obj, name);
+		report_xdp_error(req->ifname, err, mode);
 		return err;
 	}
 	*prog_id = xdp_program__id(*xdp_prog);
@@ -578,7 +600,7 @@ static int attach_ingress(struct isnguard *skel, const struct attach_request *re
 						 &in->xdp_prog, &in->cookie_prog_id)
 				    : isnguard__load(skel);
 		if (err) {
-			if (!req->synproxy) {
+			if (!req->synproxy && !report_refusal(req->ifname, err)) {
 				libbpf_message(msg, sizeof(msg), err);
 				cli_error("attach %s: load the BPF object: %s", req->ifname, msg);
 			}

@@ -8,6 +8,7 @@
 #ifndef ISNGUARD_LOADER_H
 #define ISNGUARD_LOADER_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -53,5 +54,10 @@ int loader_query(int ifindex, struct attachment *att);
 const char *link_ingress_name(uint32_t ingress);
 /* Inode of this process's network namespace. */
 uint64_t netns_inode(void);
+/*
+ * Each libbpf message, before any is printed: the loader keeps the name of
+ * the program libbpf last said it failed to load, to name it in its error.
+ */
+void loader_libbpf_note(const char *fmt, va_list ap);
 
 #endif /* ISNGUARD_LOADER_H */

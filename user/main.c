@@ -7,6 +7,7 @@
 #include <xdp/libxdp.h>
 
 #include "cli.h"
+#include "loader.h"
 #include "pinned.h"
 #include "commands.h"
 
@@ -64,7 +65,12 @@ static bool library_debug;
 
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
+	va_list note;
+
 	(void)level;
+	va_copy(note, ap);
+	loader_libbpf_note(fmt, note);
+	va_end(note);
 	if (!library_debug)
 		return 0;
 	return vfprintf(stderr, fmt, ap);
