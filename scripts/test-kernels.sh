@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # make test-kernels: boots the Debian cloud kernel installed on this machine
-# (linux-image-cloud-amd64, Debian 12's 6.1) under qemu and runs the unit suite
-# and the verifier budget table there, so we know whether isnguard loads on the
-# kernel Debian ships, whatever kernel the host itself runs. The guest is a
-# busybox initramfs holding the build's binaries, the libraries they link and
-# the kernel modules listed below; all it prints is shown. The last line is the
-# total, "N passed, N failed": the runner's own counts, the budget table as one
-# check, and a guest that did not finish as one failure.
+# (linux-image-cloud-amd64, Debian 12's 6.1) under qemu and runs the unit suite,
+# the verifier budget table and the CLI on lo (tests/kernel_cli.sh) there, so we
+# know whether isnguard loads and attaches on the kernel Debian ships, whatever
+# kernel the host itself runs. The guest is a busybox initramfs holding the
+# build's binaries, the libraries they link and the kernel modules listed below;
+# all it prints is shown. The last line is the total, "N passed, N failed": the
+# runner's and the CLI checks' own counts, the budget table as one check, and a
+# guest that did not finish as one failure.
 #
 # KERNELS: versions to boot (default the newest installed; "all" boots each).
 # TEST_ARGS filters unit tests as in make test. TIMEOUT: seconds per guest.
@@ -17,9 +18,10 @@ here=$(dirname "$(readlink -f "$0")")
 timeout_s=${TIMEOUT:-420}
 prefix=isnguard-kernels
 
-# Modules the unit suite needs that Debian builds as modules (none so far: the
-# tests run programs with BPF_PROG_TEST_RUN and attach to no device).
-modules=()
+# Modules Debian builds as such that the guest needs: the unit suite none
+# (BPF_PROG_TEST_RUN, no device), the CLI on lo clsact and its BPF filters
+# (a real system loads them on demand; the initramfs has no modprobe setup).
+modules=(sch_ingress cls_bpf)
 
 die() { echo "test-kernels: $*" >&2; exit 1; }
 
@@ -91,6 +93,7 @@ write_init() {
 	cd /isnguard
 	run test_runner ./test_runner ${TEST_ARGS:-}
 	run verifier_budget ./$(basename "$budget") isnguard.bpf.o
+	run kernel_cli sh ./kernel_cli.sh
 	echo "$prefix: done"
 	poweroff -f
 	EOF
@@ -105,12 +108,16 @@ build_initramfs() {
 	while read -r f; do
 		[ -e "$root/$f" ] || ln -s /bin/busybox "$root/$f"
 	done < <("$busybox" --list-full)
-	for f in "${binaries[@]}" "$build"/*.bpf.o; do
+	for f in "${binaries[@]}" "$build"/*.bpf.o "$here/../tests/kernel_cli.sh"; do
 		cp "$f" "$root/isnguard/"
 	done
 	# Every library ldd names, and the dynamic loader, at the paths it names.
 	for lib in $(ldd "${binaries[@]}" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\/.*[^:]$/ { print $1 }' | sort -u); do
 		put "$lib" "$lib"
+	done
+	# libxdp's dispatcher program, which it loads from its object path on attach.
+	for f in /usr/lib/*/bpf/xdp-dispatcher.o /usr/lib/bpf/xdp-dispatcher.o; do
+		[ -e "$f" ] && put "$f" "$f"
 	done
 	: >"$root/modules.load"
 	if [ ${#modules[@]} -gt 0 ]; then
@@ -134,9 +141,34 @@ build_initramfs() {
 
 passed=0 failed=0 skipped=0 status=0
 
+# VERSION NAME WHAT: adds the closing line of the guest's section NAME; when
+# it crashed before it, its per-test lines and one failure for the crash.
+count_section() {
+	local version=$1 name=$2 what=$3 line p f s
+	sed -n "/^$prefix: begin $name:/,/^$prefix: end $name /p" "$log" >"$work/$name.log"
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work/$name.log" | tail -n 1 || true)
+	if [ -z "$line" ]; then
+		p=$(grep -c '^ok   ' "$work/$name.log" || true)
+		f=$(grep -c '^FAIL ' "$work/$name.log" || true)
+		s=$(grep -c '^SKIP ' "$work/$name.log" || true)
+		echo "test-kernels: $version: $what printed no result line" \
+			"(counted from its lines: $p ok, $f FAIL, $s SKIP, and one failure for the missing line)" >&2
+		passed=$((passed + p))
+		failed=$((failed + f + 1))
+		skipped=$((skipped + s))
+		status=1
+	else
+		read -r p _ f _ s _ <<<"${line//,/}"
+		passed=$((passed + p))
+		failed=$((failed + f))
+		skipped=$((skipped + ${s:-0}))
+	fi
+}
+
 # One guest: boots it, shows its output, counts what it reported.
 run_kernel() {
-	local version=$1 kernel=/boot/vmlinuz-$1 log=$work/guest-$1.log rc=0 begin end line name p f s
+	local version=$1 kernel=/boot/vmlinuz-$1 rc=0 begin end line name
+	log=$work/guest-$1.log
 	[ -e "$kernel" ] || die "no $kernel (installed: ${installed[*]})"
 	[ -r "$kernel" ] || die "cannot read $kernel (run as root)"
 	build_initramfs "$version"
@@ -156,7 +188,7 @@ run_kernel() {
 		failed=$((failed + 1))
 		status=1
 	fi
-	for name in test_runner verifier_budget; do
+	for name in test_runner verifier_budget kernel_cli; do
 		line=$(grep -E "^$prefix: end $name exit [0-9]+" "$log" | tail -n 1 || true)
 		if [ -z "$line" ]; then
 			echo "test-kernels: $version: $name did not finish" >&2
@@ -166,26 +198,8 @@ run_kernel() {
 			status=1
 		fi
 	done
-	# The runner's closing line, from its own section of the output; when it
-	# crashed before it, its per-test lines and one failure for the crash.
-	sed -n "/^$prefix: begin test_runner:/,/^$prefix: end test_runner /p" "$log" >"$work/runner.log"
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work/runner.log" | tail -n 1 || true)
-	if [ -z "$line" ]; then
-		p=$(grep -c '^ok   ' "$work/runner.log" || true)
-		f=$(grep -c '^FAIL ' "$work/runner.log" || true)
-		s=$(grep -c '^SKIP ' "$work/runner.log" || true)
-		echo "test-kernels: $version: the unit suite printed no result line" \
-			"(counted from its test lines: $p ok, $f FAIL, $s SKIP, and one failure for the missing line)" >&2
-		passed=$((passed + p))
-		failed=$((failed + f + 1))
-		skipped=$((skipped + s))
-		status=1
-	else
-		read -r p _ f _ s _ <<<"${line//,/}"
-		passed=$((passed + p))
-		failed=$((failed + f))
-		skipped=$((skipped + ${s:-0}))
-	fi
+	count_section "$version" test_runner "the unit suite"
+	count_section "$version" kernel_cli "the CLI checks (tests/kernel_cli.sh)"
 	if grep -qE "^$prefix: end verifier_budget exit 0( |$)" "$log"; then
 		passed=$((passed + 1))
 	else
