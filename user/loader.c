@@ -62,12 +62,20 @@ void loader_libbpf_note(const char *fmt, va_list ap)
 	snprintf(refused_prog, sizeof(refused_prog), "%.*s", (int)(end - name), name);
 }
 
-/* After a failed load: the program the kernel refused, named; false when none was. */
-static bool report_refusal(const char *ifname, int err)
+/*
+ * After a failed load: the program of obj the kernel refused, named; false
+ * when none was. libbpf also loads libxdp's own probe programs (xdp_pass),
+ * whose refusal says only that a feature is missing: not ours, not named.
+ */
+static bool report_refusal(const char *ifname, int err, const struct bpf_object *obj)
 {
+	const struct bpf_program *prog;
 	char msg[128];
 
 	if (!refused_prog[0])
+		return false;
+	prog = bpf_object__find_program_by_name(obj, refused_prog);
+	if (!prog || bpf_program__fd(prog) >= 0)
 		return false;
 	libbpf_message(msg, sizeof(msg), err);
 	cli_error("attach %s: the kernel refused to load %s: %s (ISNGUARD_DEBUG=1 shows the "
@@ -472,11 +480,12 @@ static int pick_max_flows(const struct attach_request *req, bool fresh, uint32_t
 	return 0;
 }
 
-static void report_xdp_error(const char *ifname, int err, enum link_ingress ingress)
+static void report_xdp_error(const char *ifname, int err, enum link_ingress ingress,
+			     const struct bpf_object *obj)
 {
 	char msg[128];
 
-	if (report_refusal(ifname, err))
+	if (report_refusal(ifname, err, obj))
 		return;
 	if (err == -EOPNOTSUPP && ingress == LINK_INGRESS_XDP_NATIVE) {
 		cli_error("attach %s: the driver has no native XDP (try --xdp-mode skb)", ifname);
@@ -573,7 +582,7 @@ static int attach_xdp(struct isnguard *skel, const struct attach_request *req, i
 	xdp_program__set_xdp_frags_support(*xdp_prog, true);
 	err = xdp_program__attach(*xdp_prog, ifindex, xdp_mode_of(mode), 0);
 	if (err) {
-		report_xdp_error(req->ifname, err, mode);
+		report_xdp_error(req->ifname, err, mode, skel->obj);
 		return err;
 	}
 	*prog_id = xdp_program__id(*xdp_prog);
@@ -594,13 +603,14 @@ static int attach_ingress(struct isnguard *skel, const struct attach_request *re
 	char msg[128];
 	int err;
 
+	refused_prog[0] = 0;
 	select_programs(skel, req);
 	if (req->ingress == LINK_INGRESS_TC) {
 		err = req->synproxy ? attach_xdp(skel, req, ifindex, XDP_COOKIE_PROG_NAME,
 						 &in->xdp_prog, &in->cookie_prog_id)
 				    : isnguard__load(skel);
 		if (err) {
-			if (!req->synproxy && !report_refusal(req->ifname, err)) {
+			if (!req->synproxy && !report_refusal(req->ifname, err, skel->obj)) {
 				libbpf_message(msg, sizeof(msg), err);
 				cli_error("attach %s: load the BPF object: %s", req->ifname, msg);
 			}
