@@ -14,7 +14,8 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 
-passed=0 failed=0 skipped=0 status=0
+# shellcheck source=scripts/results.sh
+. "$here/results.sh"
 
 # The unit tests pin maps as the CLI does, on the bpffs at /sys/fs/bpf; a
 # fresh machine may not have it mounted yet (the CLI mounts it on attach).
@@ -23,21 +24,6 @@ if ! mountpoint -q /sys/fs/bpf; then
 	mount -t bpf bpf /sys/fs/bpf -o mode=0700 || exit 1
 fi
 
-# Adds a suite's closing "N passed, N failed[, N skipped]" to the totals.
-count() {
-	local line
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1)
-	if [ -z "$line" ]; then
-		echo "isnguard tests: $2 printed no result line" >&2
-		failed=$((failed + 1))
-		return
-	fi
-	read -r p _ f _ s _ <<<"${line//,/}"
-	passed=$((passed + p))
-	failed=$((failed + f))
-	skipped=$((skipped + ${s:-0}))
-}
-
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
@@ -45,13 +31,13 @@ if [ "${UNIT:-1}" != 0 ]; then
 	echo "== verifier budget"
 	"$build/verifier_budget" "$build/isnguard.bpf.o" | tee "$out"
 	[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-	count "$out" "the verifier budget"
+	results_add "$out" "isnguard tests: the verifier budget"
 
 	echo "== unit tests"
 	# shellcheck disable=SC2086
 	"$build/test_runner" ${TEST_ARGS:-} | tee "$out"
 	[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-	count "$out" "the unit suite"
+	results_add "$out" "isnguard tests: the unit suite"
 fi
 
 if [ "${E2E:-1}" != 0 ]; then
@@ -61,13 +47,7 @@ if [ "${E2E:-1}" != 0 ]; then
 		SYN_FLOOD=$(readlink -f "$build/syn_flood") XDP_PASS_OBJ=$(readlink -f "$build/xdp_pass.bpf.o") \
 		bash "$here/../tests/e2e/run.sh" ${E2E_ARGS:-} | tee "$out"
 	[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-	count "$out" "the end-to-end suite"
+	results_add "$out" "isnguard tests: the end-to-end suite"
 fi
 
-if [ "$skipped" -gt 0 ]; then
-	echo "$passed passed, $failed failed, $skipped skipped"
-else
-	echo "$passed passed, $failed failed"
-fi
-[ "$failed" -eq 0 ] || status=1
-exit "$status"
+results_end

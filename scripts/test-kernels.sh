@@ -139,30 +139,13 @@ build_initramfs() {
 	(cd "$root" && find . | cpio -o -H newc -R 0:0 --quiet) >"$work/initramfs-$version.cpio"
 }
 
-passed=0 failed=0 skipped=0 status=0
+# shellcheck source=scripts/results.sh
+. "$here/results.sh"
 
-# VERSION NAME WHAT: adds the closing line of the guest's section NAME; when
-# it crashed before it, its per-test lines and one failure for the crash.
+# VERSION NAME WHAT: adds the closing line of the guest's section NAME.
 count_section() {
-	local version=$1 name=$2 what=$3 line p f s
-	sed -n "/^$prefix: begin $name:/,/^$prefix: end $name /p" "$log" >"$work/$name.log"
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work/$name.log" | tail -n 1 || true)
-	if [ -z "$line" ]; then
-		p=$(grep -c '^ok   ' "$work/$name.log" || true)
-		f=$(grep -c '^FAIL ' "$work/$name.log" || true)
-		s=$(grep -c '^SKIP ' "$work/$name.log" || true)
-		echo "test-kernels: $version: $what printed no result line" \
-			"(counted from its lines: $p ok, $f FAIL, $s SKIP, and one failure for the missing line)" >&2
-		passed=$((passed + p))
-		failed=$((failed + f + 1))
-		skipped=$((skipped + s))
-		status=1
-	else
-		read -r p _ f _ s _ <<<"${line//,/}"
-		passed=$((passed + p))
-		failed=$((failed + f))
-		skipped=$((skipped + ${s:-0}))
-	fi
+	sed -n "/^$prefix: begin $2:/,/^$prefix: end $2 /p" "$log" >"$work/$2.log"
+	results_add "$work/$2.log" "test-kernels: $1: $3"
 }
 
 # One guest: boots it, shows its output, counts what it reported.
@@ -211,10 +194,4 @@ for version in "${kernels[@]}"; do
 	run_kernel "$version"
 done
 
-if [ "$skipped" -gt 0 ]; then
-	echo "$passed passed, $failed failed, $skipped skipped"
-else
-	echo "$passed passed, $failed failed"
-fi
-[ "$failed" -eq 0 ] || status=1
-exit "$status"
+results_end
