@@ -410,7 +410,8 @@ __noinline int proxy_open(struct __sk_buff *skb, const struct pkt *pkt_arg,
 		/* What the server will ack; the seq of the ACK isnguard sends it. */
 		fresh->host_ack = seq;
 		fresh->flags = FLOW_F_PROXIED | FLOW_F_PROXY_OPEN | FLOW_F_PASSIVE_OPEN |
-			       FLOW_F_HOST_ACKED | (req->has_ts ? FLOW_F_PROXY_TS : 0);
+			       FLOW_F_HOST_ACKED | (req->has_ts ? FLOW_F_PROXY_TS : 0) |
+			       (opts->wscale_ok ? FLOW_F_PROXY_WSCALE : 0);
 		fresh->hash = ISN_HASH_SIPHASH;
 		/* The cookie's TSval until the server's SYN-ACK gives the delta. */
 		fresh->ts_delta = req->tsecr;
@@ -478,7 +479,7 @@ __noinline int proxy_server_synack(struct __sk_buff *skb, const struct pkt *pkt_
 	isn = bpf_ntohl(th->seq);
 	synopt_parse(c, pkt, &so);
 	if (st->flags & FLOW_F_PROXY_OPEN) {
-		bool scaled = st->wscale_wire || st->peer_wscale_wire;
+		bool scaled = st->flags & FLOW_F_PROXY_WSCALE;
 
 		st->host_isn = isn;
 		st->seq_delta = st->wire_isn - isn;

@@ -127,6 +127,13 @@ enum flow_flag {
 	FLOW_F_PROXY_OPEN = 1 << 12,	/* SYN sent to the host, its SYN-ACK not seen yet */
 	FLOW_F_PROXY_ACK = 1 << 13,	/* isnguard's ACK to the host's SYN-ACK is on its way in */
 	FLOW_F_PROXY_TS = 1 << 14,	/* timestamps both ways: TSval out += ts_delta, TSecr in -= */
+	/*
+	 * The SYN to the host offered window scaling (the client's cookie
+	 * said so): the host's own shift counts if its SYN-ACK scales too.
+	 * Not derived from the shifts, which are all 0 where the client and
+	 * isnguard both announced 0.
+	 */
+	FLOW_F_PROXY_WSCALE = 1 << 15,
 };
 
 enum flow_phase {

@@ -1295,8 +1295,13 @@ TEST(test_synproxy_ack_completing_a_kernel_syncookie_left_to_the_stack)
 #define SERVER_TSVAL 0x0badf00du
 #define SERVER_WSCALE 2
 #define TC_ACT_REDIRECT_VERDICT 7
-/* The client's window shift: without timestamps a cookie keeps only 8 (include/isnguard.h). */
-#define PROXY_CLIENT_WSCALE(c) ((c)->ts ? 7u : COOKIE_NOTS_WSCALE)
+/*
+ * The client's window shift: without timestamps a cookie keeps only 8
+ * (include/isnguard.h); and isnguard's own, announced in the cookie SYN-ACK.
+ * A case may have both 0: scaling is on, every shift 0 but the server's.
+ */
+#define PROXY_CLIENT_WSCALE(c) ((c)->shifts_zero ? 0u : (c)->ts ? 7u : COOKIE_NOTS_WSCALE)
+#define PROXY_OWN_WSCALE(c) ((c)->shifts_zero ? 0u : SP_WSCALE)
 
 static const struct synproxy_config sp_translate = {
 	.mode = SYNPROXY_ALWAYS,
@@ -1321,6 +1326,7 @@ struct proxy_case {
 	int family;
 	bool ts;
 	bool server_scales;	/* the server's SYN-ACK has a window scale option */
+	bool shifts_zero;	/* the client and isnguard announce shift 0 (timestamps only) */
 };
 
 /* The client's and the host's side of one proxied connection, as the test builds them. */
@@ -1416,8 +1422,9 @@ static bool proxy_open_step(struct proxy_conn *pc, enum dp_prog prog)
 	ASSERT_EQ(dp_stat(STAT_PROXY_SYN), before + 1, "proxy_syn_to_server");
 	if (!ASSERT_TRUE(dp_flow_get(&pc->fk, &st), "flow entry made by the cookie ACK"))
 		return false;
-	ASSERT_EQ(st.flags & (FLOW_F_PROXIED | FLOW_F_PROXY_OPEN),
-		  FLOW_F_PROXIED | FLOW_F_PROXY_OPEN, "flags: proxied, opening");
+	ASSERT_EQ(st.flags & (FLOW_F_PROXIED | FLOW_F_PROXY_OPEN | FLOW_F_PROXY_WSCALE),
+		  FLOW_F_PROXIED | FLOW_F_PROXY_OPEN | FLOW_F_PROXY_WSCALE,
+		  "flags: proxied, opening, window scaling offered");
 	ASSERT_EQ(st.wire_isn, pc->cookie, "wire_isn is the cookie");
 	return true;
 }
@@ -1475,7 +1482,7 @@ static bool proxy_synack_step(struct proxy_conn *pc, enum dp_prog in_prog)
 	ASSERT_EQ(st.flags & (FLOW_F_PROXY_OPEN | FLOW_F_ESTABLISHED | FLOW_F_PROXY_ACK),
 		  FLOW_F_ESTABLISHED | FLOW_F_PROXY_ACK, "flags: established, own ACK on its way");
 	ASSERT_EQ(st.wscale_host, c->server_scales ? SERVER_WSCALE : 0, "wscale_host");
-	ASSERT_EQ(st.wscale_wire, SP_WSCALE, "wscale_wire");
+	ASSERT_EQ(st.wscale_wire, PROXY_OWN_WSCALE(c), "wscale_wire");
 	ASSERT_EQ(st.peer_wscale_host, peer_host, "peer_wscale_host");
 
 	/* That ACK comes in through tc ingress in the server's space: untouched, once. */
@@ -1507,7 +1514,7 @@ static void proxy_data_step(const struct proxy_conn *pc, enum dp_prog ingress)
 	out_want.seq = pc->cookie + 1;
 	out.ack = out_want.ack = CLIENT_ISN + 1 + 50;
 	out.window = 1000;
-	out_want.window = rescaled(1000, host_shift, SP_WSCALE);
+	out_want.window = rescaled(1000, host_shift, PROXY_OWN_WSCALE(c));
 	out.payload = out_want.payload = data;
 	out.payload_len = out_want.payload_len = sizeof(data);
 	if (c->ts) {
@@ -1551,6 +1558,9 @@ static const struct proxy_case proxy_cases[] = {
 	{ .name = "ipv4_timestamps_server_declines_scaling", .family = 4, .ts = true },
 	{ .name = "ipv6_timestamps_server_scales", .family = 6, .ts = true, .server_scales = true },
 	{ .name = "ipv6_no_timestamps_server_declines_scaling", .family = 6 },
+	/* Scaling on, and only the server's shift not 0 (issue 17: it went unrecorded). */
+	{ .name = "ipv4_timestamps_shifts_zero_server_scales", .family = 4, .ts = true,
+	  .server_scales = true, .shifts_zero = true },
 };
 
 TEST(test_proxy_handshake_and_data_translated)
@@ -1561,10 +1571,12 @@ TEST(test_proxy_handshake_and_data_translated)
 		for (size_t j = 0; j < 2; j++) {
 			/* Cookie ACKs at tc ingress, or at tc beside XDP. */
 			enum dp_prog tc = ingress[j] == DP_TC_INGRESS ? DP_TC_INGRESS : DP_TC_COOKIE;
+			struct synproxy_config cfg = sp_translate;
 			struct proxy_conn pc;
 
 			test_case_begin("%s_%s", proxy_cases[i].name, dp_prog_name(ingress[j]));
-			if (!setup(&sp_translate, SP_PORT) || !dp_flows_clear())
+			cfg.rcv_wscale = PROXY_OWN_WSCALE(&proxy_cases[i]);
+			if (!setup(&cfg, SP_PORT) || !dp_flows_clear())
 				return;
 			proxy_conn_init(&pc, &proxy_cases[i], (uint16_t)(CLIENT_PORT + i));
 			if (proxy_open_step(&pc, tc) && proxy_synack_step(&pc, tc))
