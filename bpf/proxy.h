@@ -496,6 +496,15 @@ __noinline int proxy_server_synack(struct __sk_buff *skb, const struct pkt *pkt_
 		__sync_fetch_and_and(&st->flags, ~FLOW_F_PROXY_OPEN);
 	} else if (isn != st->host_isn) {
 		return STAT_DROP_ERROR;
+	} else {
+		/*
+		 * The server resent its SYN-ACK (our ACK was lost): the ACK again,
+		 * which must pass the ingress hook untouched once more. With XDP
+		 * ingress nothing translates it (tc beside XDP leaves proxied
+		 * flows alone); with tc ingress it would be taken for the
+		 * client's and translated a second time.
+		 */
+		__sync_fetch_and_or(&st->flags, FLOW_F_PROXY_ACK);
 	}
 	/* The client's window as of its cookie ACK, in the server's scale. */
 	peer_window = proxy_rescale(st->peer_window, st->peer_wscale_wire, st->peer_wscale_host);

@@ -1433,12 +1433,13 @@ static bool proxy_open_step(struct proxy_conn *pc, enum dp_prog prog)
  * The server's SYN-ACK at tc egress: the ACK to the server comes out,
  * redirected back in, where in_prog (tc ingress, or tc beside XDP) passes it.
  */
-static bool proxy_synack_step(struct proxy_conn *pc, enum dp_prog in_prog)
+/* The server's SYN-ACK to isnguard's SYN, and the ACK isnguard answers it with. */
+static void proxy_synack_frames(const struct proxy_conn *pc, struct pkt_spec *synack_out,
+				struct pkt_spec *ack_out)
 {
 	const struct proxy_case *c = pc->c;
 	struct pkt_spec synack = pc->server, ack = pc->client;
 	unsigned int peer_host = c->server_scales ? PROXY_CLIENT_WSCALE(c) : 0;
-	struct flow_state st;
 
 	synack.flags = TH_SYN | TH_ACK;
 	synack.seq = SERVER_ISN;
@@ -1471,6 +1472,18 @@ static bool proxy_synack_step(struct proxy_conn *pc, enum dp_prog in_prog)
 		pkt_opt_nop(&ack);
 		pkt_opt_timestamp(&ack, CLIENT_TSVAL + 3, SERVER_TSVAL);
 	}
+	*synack_out = synack;
+	*ack_out = ack;
+}
+
+static bool proxy_synack_step(struct proxy_conn *pc, enum dp_prog in_prog)
+{
+	const struct proxy_case *c = pc->c;
+	unsigned int peer_host = c->server_scales ? PROXY_CLIENT_WSCALE(c) : 0;
+	struct pkt_spec synack, ack;
+	struct flow_state st;
+
+	proxy_synack_frames(pc, &synack, &ack);
 	proxy_expect(DP_TC_EGRESS, &synack, &ack, TC_ACT_REDIRECT_VERDICT,
 		     "server SYN-ACK -> ACK to the server");
 	if (!ASSERT_TRUE(dp_flow_get(&pc->fk, &st), "flow entry after the SYN-ACK"))
@@ -1582,6 +1595,41 @@ TEST(test_proxy_handshake_and_data_translated)
 			if (proxy_open_step(&pc, tc) && proxy_synack_step(&pc, tc))
 				proxy_data_step(&pc, ingress[j]);
 		}
+	}
+	dp_flows_clear();
+}
+
+/*
+ * The server resends its SYN-ACK (isnguard's ACK was lost): the same ACK
+ * again, and it passes the ingress hook untouched again, under tc ingress
+ * too (issue 17: it was translated as the client's, and the server reset
+ * the connection).
+ */
+TEST(test_proxy_retransmitted_server_synack_gets_the_ack_again_untouched)
+{
+	static const struct proxy_case c = { .name = "synack_again", .family = 4, .ts = true,
+					     .server_scales = true };
+	static const enum dp_prog ingress[] = { DP_TC_INGRESS, DP_XDP_INGRESS };
+
+	for (size_t j = 0; j < 2; j++) {
+		enum dp_prog tc = ingress[j] == DP_TC_INGRESS ? DP_TC_INGRESS : DP_TC_COOKIE;
+		struct pkt_spec synack, ack;
+		struct proxy_conn pc;
+		uint64_t before;
+
+		test_case_begin("%s", dp_prog_name(ingress[j]));
+		if (!setup(&sp_translate, SP_PORT) || !dp_flows_clear())
+			return;
+		proxy_conn_init(&pc, &c, (uint16_t)(CLIENT_PORT + 200 + j));
+		if (!proxy_open_step(&pc, tc) || !proxy_synack_step(&pc, tc))
+			continue;
+		proxy_synack_frames(&pc, &synack, &ack);
+		proxy_expect(DP_TC_EGRESS, &synack, &ack, TC_ACT_REDIRECT_VERDICT,
+			     "resent SYN-ACK -> the same ACK to the server");
+		before = dp_stat(STAT_PROXY_INJECTED);
+		proxy_expect(tc, &ack, &ack, TC_ACT_UNSPEC_VERDICT,
+			     "the ACK again passes the ingress hook untouched");
+		ASSERT_EQ(dp_stat(STAT_PROXY_INJECTED), before + 1, "proxy_own_ack_passed");
 	}
 	dp_flows_clear();
 }
