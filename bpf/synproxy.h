@@ -122,6 +122,36 @@ static __always_inline bool synproxy_auto_active(const struct synproxy_config *s
 	return rate->active;
 }
 
+/*
+ * RFC 1122 4.2.3.10: a SYN to a broadcast or multicast address MUST be
+ * silently discarded. Never answered: one spoofed broadcast SYN would draw a
+ * SYN-ACK from every isnguard host on the link. Told by a group Ethernet
+ * destination (broadcast and multicast frames), an IPv4 multicast or
+ * limited-broadcast destination, or an IPv6 multicast one; the stack then
+ * discards the SYN itself.
+ */
+static __always_inline bool synproxy_dst_unicast(const struct ctx *c, const struct pkt *pkt)
+{
+	if (!l3_device) {
+		struct ethhdr *eth = ctx_ptr(c, 0, ETH_HLEN);
+
+		if (!eth || (eth->h_dest[0] & 1))
+			return false;
+	}
+	if (pkt->family == FLOW_FAMILY_IPV4) {
+		struct iphdr *ip = ctx_ptr(c, pkt->l3_off, IPV4_HLEN_MIN);
+		__u32 daddr;
+
+		if (!ip)
+			return false;
+		daddr = bpf_ntohl(ip->daddr);
+		return (daddr & 0xf0000000) != 0xe0000000 && daddr != 0xffffffff;
+	}
+	struct ipv6hdr *ip6 = ctx_ptr(c, pkt->l3_off, IPV6_HLEN);
+
+	return ip6 && ip6->daddr.in6_u.u6_addr8[0] != 0xff;
+}
+
 /* The segment's tuple for a socket lookup, as the host receives it. */
 static __always_inline int synproxy_sock_tuple(const struct ctx *c, const struct pkt *pkt,
 					       struct bpf_sock_tuple *t, __u32 *size)
@@ -359,6 +389,8 @@ static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *p
 	if (!th || !synproxy_port_protected(th->dest))
 		return SYNPROXY_NOT_MINE;
 	stat_inc(STAT_SYN_SEEN);
+	if (!synproxy_dst_unicast(c, pkt))
+		return STAT_SYN_NOT_UNICAST;	/* nor counted toward auto mode's rate */
 	if (sp->mode == SYNPROXY_AUTO && !synproxy_auto_active(sp, th->dest))
 		return STAT_SYN_PASSED_AUTO;
 	/*

@@ -297,7 +297,9 @@ struct fastpath_scratch {
 	X(STAT_PROXY_HELD,		"proxy_dropped_while_opening")	\
 	X(STAT_PROXY_INJECTED,		"proxy_own_ack_passed")		\
 	X(STAT_PROXY_TABLE_FULL,	"proxy_table_full")		\
-	X(STAT_PROXY_WINDOW,		"proxy_window_rewritten")
+	X(STAT_PROXY_WINDOW,		"proxy_window_rewritten")	\
+	/* SYN cookies: a SYN to a broadcast or multicast destination, not answered */ \
+	X(STAT_SYN_NOT_UNICAST,		"syn_not_unicast")
 
 #define ISNGUARD_STAT_ENUM(name, text) name,
 enum isn_stat {

@@ -480,6 +480,8 @@ struct pass_syn_row {
 	bool ipv6_dest_options;	/* an 8-byte destination-options header before TCP */
 	bool first_fragment;	/* IPv4 MF set, offset 0 */
 	bool synproxy_off;
+	const char *daddr;	/* the SYN's destination, the host's if NULL */
+	bool eth_broadcast;	/* to ff:ff:ff:ff:ff:ff */
 	/*
 	 * The counter it moves in isnguard_xdp; isnguard_xdp_cookie counts
 	 * only its SYN decisions (syn_*), and tc counts the rest.
@@ -512,12 +514,22 @@ static const struct pass_syn_row pass_syn_rows[] = {
 	  .stat = STAT_SYN_UNANSWERABLE },
 	{ .name = "ipv4_first_fragment", .family = 4, .dport = SP_PORT, .first_fragment = true,
 	  .stat = STAT_SYN_UNANSWERABLE },
+	/* RFC 1122 4.2.3.10: never answered (issue 17). */
+	{ .name = "ipv4_limited_broadcast", .family = 4, .dport = SP_PORT,
+	  .daddr = "255.255.255.255", .eth_broadcast = true, .stat = STAT_SYN_NOT_UNICAST },
+	{ .name = "ipv4_multicast", .family = 4, .dport = SP_PORT, .daddr = "224.0.0.1",
+	  .stat = STAT_SYN_NOT_UNICAST },
+	{ .name = "ipv4_broadcast_frame_to_the_host", .family = 4, .dport = SP_PORT,
+	  .eth_broadcast = true, .stat = STAT_SYN_NOT_UNICAST },
+	{ .name = "ipv6_multicast", .family = 6, .dport = SP_PORT, .daddr = "ff02::1",
+	  .stat = STAT_SYN_NOT_UNICAST },
 };
 
 /* The SYN decisions isnguard_xdp_cookie counts itself (STAT_SYN_SEEN .. STAT_SYN_UNANSWERABLE). */
 static bool syn_decision(enum isn_stat stat)
 {
-	return stat >= STAT_SYN_SEEN && stat <= STAT_SYN_UNANSWERABLE;
+	return (stat >= STAT_SYN_SEEN && stat <= STAT_SYN_UNANSWERABLE) ||
+	       stat == STAT_SYN_NOT_UNICAST;
 }
 
 static void check_pass_syn_row(const struct pass_syn_row *r, enum dp_prog prog)
@@ -544,6 +556,11 @@ static void check_pass_syn_row(const struct pass_syn_row *r, enum dp_prog prog)
 		return;
 	syn_spec(r->family == 6 ? &plain6 : &plain4, r->dport, &s);
 	s.flags |= r->extra_flags;
+	if (r->daddr && !ASSERT_TRUE(pkt_set_addrs(&s, r->family == 6 ? CLIENT6 : CLIENT4,
+						   r->daddr), "destination"))
+		return;
+	if (r->eth_broadcast)
+		memset(s.eth_dst, 0xff, sizeof(s.eth_dst));
 	if (r->ip_options) {
 		static const uint8_t rr[] = { 7, 7, 4, 0, 0, 0, 0 };	/* record route */
 
