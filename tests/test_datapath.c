@@ -1445,7 +1445,13 @@ TEST(test_unanswered_syn_expires_after_opening_timeout) { check_flow_expires(fal
  */
 TEST(test_flows_created_in_a_burst_all_expire)
 {
-	enum { BURST = 200 };	/* under the handshake table's size */
+	/*
+	 * Well under the handshake table's 256: the LRU keeps free entries in
+	 * per-CPU lists (up to 128 each), so a burst from a process that moves
+	 * between CPUs can meet evictions before the table is full. At 200 it
+	 * kept fewer than half on kernel 6.1 in make test-kernels.
+	 */
+	enum { BURST = 100 };
 	int created = 0;
 	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN];
 	uint64_t expired, timer_errors;
