@@ -112,6 +112,18 @@ static __always_inline struct flow_state *flow_lookup(const struct flow_key *fk,
 	return st;
 }
 
+/*
+ * Whether the entry still owns the tuple's segments. Not once the host has
+ * closed a connection the SYN proxy's local path made (FLOW_F_COOKIE_LOCAL):
+ * a new cookie handshake may take the tuple, and its ACK must be judged as
+ * one. Its delta is 0, so passing the old connection's late segments
+ * unchanged loses nothing.
+ */
+static __always_inline bool flow_owns_segments(const struct flow_state *st)
+{
+	return !(st->flags & FLOW_F_COOKIE_LOCAL) || !(st->flags & FLOW_F_HOST_DONE);
+}
+
 /* The key of a connection; local is the protected host. Addresses are 4 or 16 bytes. */
 static __always_inline void flow_key_fill(struct flow_key *fk, __u8 family,
 					  const void *local_addr, const void *remote_addr,

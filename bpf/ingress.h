@@ -90,7 +90,7 @@ static __always_inline int ingress_tcp(const struct ctx *c, const struct pkt *pk
 	if (tcp_flow_key(c, pkt, false, &fk))
 		return STAT_PASS_TRUNCATED;
 	st = flow_lookup(&fk, &opening);
-	if (!st)
+	if (!st || !flow_owns_segments(st))
 		return STAT_PASS_UNTRACKED;
 	if (st->flags & FLOW_F_PROXIED) {
 		int proxy = proxy_ingress_check(c, pkt, st);

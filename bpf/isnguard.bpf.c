@@ -179,7 +179,7 @@ int isnguard_tc_cookie(struct __sk_buff *skb)
 	if (tcp_flow_key(&c, &pkt, false, &fk))
 		return TC_ACT_UNSPEC;
 	st = flow_lookup(&fk, &opening);
-	if (st) {
+	if (st && flow_owns_segments(st)) {
 		/*
 		 * XDP translated the flow's segments already; a proxied one
 		 * still opening is the SYN proxy's, and isnguard's own ACK to

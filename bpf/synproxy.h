@@ -676,6 +676,62 @@ __noinline int synproxy_assign(struct __sk_buff *skb, const struct pkt *pkt_arg,
 }
 
 /*
+ * The local path made a connection (synproxy_assign): its entry, delta 0,
+ * established (the cookie ACK completes the handshake), so that its later
+ * segments are told from cookie ACKs by a lookup. Without it, a request
+ * that comes in the same receive batch as the cookie ACK reaches tc before
+ * the stack has made the connection, finds only the listener, and is
+ * judged a second cookie ACK: a second request socket, which the stack
+ * drops with the data. A closed flow's entry on the tuple is replaced.
+ * With the table full the connection goes on without one, as before.
+ */
+__noinline int synproxy_local_flow(struct __sk_buff *skb, const struct pkt *pkt_arg)
+{
+	struct ctx cs = { .ctx = skb, .kind = CTX_SKB }, *c = &cs;
+	struct flow_state *fresh, *old;
+	struct pkt p, *pkt = &p;
+	struct flow_key fk;
+	struct tcphdr *th;
+	__u32 seq, ack;
+	__u64 now;
+
+	if (!pkt_arg)
+		return -1;
+	p = *pkt_arg;	/* on this stack, the verifier ties its loads together */
+	th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
+	if (!th || tcp_flow_key(c, pkt, false, &fk))
+		return -1;
+	seq = bpf_ntohl(th->seq);
+	ack = bpf_ntohl(th->ack_seq);
+	old = bpf_map_lookup_elem(&isn_flows, &fk);
+	if (!old && flow_table_full())
+		return -1;
+	fresh = flow_new_get();
+	if (!fresh)
+		return -1;
+	now = bpf_ktime_get_coarse_ns();
+	fresh->host_isn = ack - 1;
+	fresh->wire_isn = ack - 1;
+	fresh->host_snd_nxt = ack;
+	fresh->host_ack = seq;
+	fresh->flags = FLOW_F_PASSIVE_OPEN | FLOW_F_ESTABLISHED | FLOW_F_HOST_ACKED |
+		       FLOW_F_COOKIE_LOCAL;
+	fresh->hash = ISN_HASH_SIPHASH;
+	fresh->created_ns = now;
+	fresh->last_seen_ns = now;
+	if (bpf_map_update_elem(&isn_flows, &fk, fresh, old ? BPF_EXIST : BPF_NOEXIST))
+		return -1;
+	if (old) {
+		stat_inc(STAT_FLOW_REMOVED);	/* the closed flow it replaced */
+	} else {
+		flow_count_add(1);
+		flow_sweeper_ensure();
+	}
+	stat_inc(STAT_FLOW_CREATED);
+	return 0;
+}
+
+/*
  * tc ingress: an ACK to a protected port (synproxy_ack_candidate) that no
  * flow owns, or the cookie ACK again while a proxied flow opens: the
  * decision. STAT_COOKIE_HANDSHAKE means the skb now carries the listener's
@@ -698,9 +754,14 @@ static __always_inline int synproxy_ack_req(const struct ctx *c, const struct pk
 	if (ret != SYNPROXY_TRANSLATE && ret != SYNPROXY_LOCAL)
 		return ret;
 	copy = *pkt;
-	if (ret == SYNPROXY_LOCAL)
-		return synproxy_assign(c->ctx, &copy, &req);
-	return proxy_open(c->ctx, &copy, &req);
+	if (ret == SYNPROXY_TRANSLATE)
+		return proxy_open(c->ctx, &copy, &req);
+	ret = synproxy_assign(c->ctx, &copy, &req);
+	if (ret == STAT_COOKIE_HANDSHAKE) {
+		copy = *pkt;
+		synproxy_local_flow(c->ctx, &copy);
+	}
+	return ret;
 }
 
 static __always_inline int synproxy_ack(const struct ctx *c, const struct pkt *pkt)

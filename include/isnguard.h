@@ -134,6 +134,15 @@ enum flow_flag {
 	 * isnguard both announced 0.
 	 */
 	FLOW_F_PROXY_WSCALE = 1 << 15,
+	/*
+	 * The SYN proxy's local path made this connection: the host's
+	 * listener took a request socket for a valid cookie ACK, so the host's
+	 * ISN is the cookie (delta 0). The entry tells the connection's later
+	 * segments from cookie ACKs: they go to the stack as they are. Once
+	 * the host has closed (FLOW_F_HOST_DONE) it no longer does: a new
+	 * cookie ACK on the tuple is judged, and makes the entry anew.
+	 */
+	FLOW_F_COOKIE_LOCAL = 1 << 16,
 };
 
 enum flow_phase {

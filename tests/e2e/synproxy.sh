@@ -334,6 +334,58 @@ c, _ = s.accept(); c.settimeout(5); print(c.recv(100).decode(), end='')"
 	sp_assert_handshakes 1
 }
 
+# A client's cookie ACK and its first data come in the same receive batch:
+# tc sees both before the stack has made the connection of the first (the
+# stack takes a batch's segments through its hooks first, then through TCP).
+# The data must reach the connection the ACK made, not be judged a second
+# cookie ACK (a second request socket, which the stack drops with the data):
+# one passive open per connection, every first data acknowledged at once.
+# A hand-made client (tcp_craft.py) sends each ACK and its data back to back
+# on CPU 1, where A's receive runs as a thread (threaded NAPI) that only
+# gets the CPU when the client waits: both are queued for it together.
+test_synproxy_ack_and_first_data_in_one_batch_make_one_connection() {
+	local conns=${SP_BATCH_CONNS:-40} sport=41000 opens acked got pids pid
+	require_cmd python3
+	sp_setup
+	in_ns "$NS_A" sh -c "echo 1 >/sys/class/net/$IF_A/threaded" ||
+		fail "threaded NAPI on $NS_A/$IF_A"
+	pids=$(pgrep "^napi/$IF_A-") || fail "no NAPI thread of $IF_A"
+	for pid in $pids; do
+		taskset -p 2 "$pid" >/dev/null && chrt --idle -p 0 "$pid" ||
+			fail "pin $IF_A's NAPI thread $pid to CPU 1 at idle priority"
+	done
+	craft_quiet_stack "$NS_B" "$sport-$((sport + conns - 1))"
+	bg_start server "$NS_A" python3 -c "
+import socket
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('$A4', $SP_PORT)); s.listen(64); s.settimeout(20)
+good = 0
+for i in range($conns):
+    c, _ = s.accept(); c.settimeout(1)
+    try:
+        good += c.recv(100) == b'first-data\\n'
+    except socket.timeout:
+        pass
+print(good)"
+	wait_listen "$NS_A" "$SP_PORT"
+	# Both ends' segments, kept with the work dir of a failed run.
+	capture_start "$NS_A" "$IF_A" "tcp port $SP_PORT" "$E2E_WORK/a.pcap"
+	in_ns "$NS_B" taskset -c 1 python3 "$E2E_DIR/tcp_craft.py" ack-then-data --src "$B4" \
+		--dst "$A4" --sport "$sport" --dport "$SP_PORT" --count "$conns" \
+		>"$E2E_WORK/craft.out" 2>&1 || fail "tcp_craft.py: $(tail -n 3 "$E2E_WORK/craft.out")"
+	bg_wait server
+	capture_stop
+	isng_log_counters
+	sed 's/^/# craft: /' "$E2E_WORK/craft.out"
+	opens=$(nstat_get "$NS_A" TcpPassiveOpens)
+	acked=$(awk '$1 == "data_acked" {print $2}' "$E2E_WORK/craft.out")
+	got=$(cat "$E2E_WORK/server.out")
+	assert_eq "${opens:-0}" "$conns" "A's passive opens (one per connection)"
+	assert_eq "$acked" "$conns" "first data acknowledged at once"
+	assert_eq "$got" "$conns" "connections whose first data the application read"
+	sp_assert_handshakes "$conns"
+}
+
 # A listener that does not accept: once its queue is full, a valid cookie ACK
 # would be dropped by the kernel without a trace, so the filter drops it and
 # counts it (cookie_ack_queue_full); the client retransmits.

@@ -15,6 +15,11 @@ sends 5 data bytes. Prints one "name value" line per observation:
 data-on-third-ack: sends a SYN, and on the SYN-ACK completes the handshake
 with an ACK that carries 11 bytes of data ("third-ack!\n"), as TCP allows and
 a SYN cookie's ACK must survive. Prints: synack SEQ / data_acked yes|no.
+
+ack-then-data: --count handshakes, from source ports --sport, --sport + 1, ...:
+each completes with a bare ACK followed at once by 11 bytes of data (so both
+can reach the host in one receive batch), and waits 0.5 s for the data's ACK.
+Prints: data_acked COUNT (and not_acked PORT for each miss).
 With --retransmit N it sends the same segment again, up to N times, every
 0.5 s until the data is acknowledged, as a client's RTO would (a SYN proxy
 that opens the server side itself drops the data of the third ACK); it then
@@ -138,15 +143,46 @@ def data_on_third_ack(a):
     return 0
 
 
+def ack_then_data(a):
+    """--count handshakes from ports sport.., each ACK and first data sent back to back."""
+    sock, send = raw_sender(a)
+    payload = b"first-data\n"
+    acked = 0
+    for i in range(a.count):
+        a.sport = a.sport_base + i
+        isn = 0x30000000 + i * 0x1000
+        send(isn, 0, SYN, opts=b"\x02\x04\x05\xb4")
+        got = receive(sock, a.dst, a.dport, a.sport, lambda f: f & (SYN | ACK) == SYN | ACK, 3)
+        if not got:
+            print("synack none", a.sport)
+            continue
+        ack = (got[0] + 1) & 0xFFFFFFFF
+        send(isn + 1, ack, ACK)
+        send(isn + 1, ack, PSH | ACK, payload)
+        got = receive(sock, a.dst, a.dport, a.sport,
+                      lambda f: f & (ACK | RST) == ACK and not f & SYN, 0.5)
+        if got and got[1] == isn + 1 + len(payload):
+            acked += 1
+        else:
+            print("not_acked", a.sport)
+    print("data_acked", acked)
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["bad-ack-in-syn-recv", "data-on-third-ack"])
+    p.add_argument("mode", choices=["bad-ack-in-syn-recv", "data-on-third-ack",
+                                    "ack-then-data"])
     p.add_argument("--src", required=True)
     p.add_argument("--dst", required=True)
     p.add_argument("--sport", type=int, required=True)
     p.add_argument("--dport", type=int, required=True)
     p.add_argument("--retransmit", type=int, default=0)
+    p.add_argument("--count", type=int, default=1)
     a = p.parse_args()
+    a.sport_base = a.sport
+    if a.mode == "ack-then-data":
+        return ack_then_data(a)
     if a.mode == "data-on-third-ack":
         return data_on_third_ack(a)
     return bad_ack_in_syn_recv(a)
