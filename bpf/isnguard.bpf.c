@@ -156,6 +156,8 @@ int isnguard_tc_ingress(struct __sk_buff *skb)
 			stat = cookie;
 	}
 	stat_inc(stat);
+	if (synproxy_invalid_to_stack(stat))
+		return TC_ACT_UNSPEC;
 	return tc_verdict(stat);
 }
 
@@ -199,6 +201,8 @@ int isnguard_tc_cookie(struct __sk_buff *skb)
 	if (stat == SYNPROXY_NOT_MINE)
 		return TC_ACT_UNSPEC;
 	stat_inc(stat);
+	if (synproxy_invalid_to_stack(stat))
+		return TC_ACT_UNSPEC;
 	return tc_verdict(stat);
 }
 

@@ -68,6 +68,13 @@ struct {
 	__type(value, struct syn_rate);
 } isn_syn_rate SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct invalid_ack_budget);
+} isn_invalid_acks SEC(".maps");
+
 static __always_inline const struct synproxy_config *synproxy_get(void)
 {
 	__u32 zero = 0;
@@ -673,6 +680,39 @@ __noinline int synproxy_assign(struct __sk_buff *skb, const struct pkt *pkt_arg,
 	ret = bpf_sk_assign_tcp_reqsk(c->ctx, (struct sock *)tp, &attrs, sizeof(attrs));
 	bpf_sk_release(sk);
 	return ret ? STAT_COOKIE_ASSIGN_ERROR : STAT_COOKIE_HANDSHAKE;
+}
+
+/*
+ * An ACK that failed the cookie check (stat, its cookie_ack_invalid_*
+ * reason): whether it goes to the host's stack after all. Linux answers an
+ * ACK that finds only a listener with a RST at its ack, and a client whose
+ * last FIN comes after the host let go of the connection needs that RST, or
+ * it retransmits for minutes. So up to invalid_ack_rate of them a second
+ * pass (cookie_ack_invalid_to_stack), and a flood of forged ACKs reaches
+ * the host at that rate at most; the rest are dropped.
+ */
+static __always_inline bool synproxy_invalid_to_stack(int stat)
+{
+	const struct synproxy_config *sp;
+	struct invalid_ack_budget *b;
+	__u64 now, step, tat;
+	__u32 zero = 0;
+
+	if (stat != STAT_COOKIE_BAD_MAC && stat != STAT_COOKIE_EXPIRED &&
+	    stat != STAT_COOKIE_UNKNOWN_KEY)
+		return false;
+	sp = synproxy_get();
+	b = bpf_map_lookup_elem(&isn_invalid_acks, &zero);
+	if (!sp || !b || !sp->invalid_ack_rate)
+		return false;
+	now = bpf_ktime_get_coarse_ns();
+	step = NSEC_PER_SEC / sp->invalid_ack_rate;
+	tat = b->tat_ns;
+	if ((__s64)(tat - now) > (__s64)(NSEC_PER_SEC / 10))
+		return false;	/* over the rate, past a tenth of a second's burst */
+	b->tat_ns = ((__s64)(tat - now) > 0 ? tat : now) + step;
+	stat_inc(STAT_COOKIE_INVALID_TO_STACK);
+	return true;
 }
 
 /*

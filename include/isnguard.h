@@ -308,7 +308,12 @@ struct fastpath_scratch {
 	X(STAT_PROXY_TABLE_FULL,	"proxy_table_full")		\
 	X(STAT_PROXY_WINDOW,		"proxy_window_rewritten")	\
 	/* SYN cookies: a SYN to a broadcast or multicast destination, not answered */ \
-	X(STAT_SYN_NOT_UNICAST,		"syn_not_unicast")
+	X(STAT_SYN_NOT_UNICAST,		"syn_not_unicast")		\
+	/*								\
+	 * An event beside the cookie_ack_invalid_* decision: the invalid	\
+	 * cookie ACK went to the host's stack (invalid_ack_rate), not dropped	\
+	 */								\
+	X(STAT_COOKIE_INVALID_TO_STACK,	"cookie_ack_invalid_to_stack")
 
 #define ISNGUARD_STAT_ENUM(name, text) name,
 enum isn_stat {
@@ -440,6 +445,27 @@ struct synproxy_config {
 	__u32 rcv_wscale;	/* the scale the host's sockets use (its tcp_rmem rule) */
 	__u32 window;		/* window of the SYN-ACK, unscaled, non-zero */
 	__u32 path;		/* enum synproxy_path */
+	/*
+	 * ACKs per second, at most, that fail the cookie check and are handed
+	 * to the host's stack anyway, for it to answer as Linux does (a RST
+	 * at the ACK's ack: a late segment of a closed connection must learn
+	 * it is gone). Above the rate they are dropped; 0 drops them all.
+	 */
+	__u32 invalid_ack_rate;
+};
+
+#define SYNPROXY_DEFAULT_INVALID_ACK_RATE 10000
+#define SYNPROXY_MAX_INVALID_ACK_RATE 10000000
+
+/*
+ * The budget of invalid_ack_rate (map isn_invalid_acks, one entry), a
+ * virtual-scheduling token bucket (GCRA): an ACK may pass when the
+ * theoretical arrival time is no later than now plus a tenth of a second
+ * (the burst), and moves it a 1/rate later. Shared by all CPUs; a race
+ * lets a few more through, no more.
+ */
+struct invalid_ack_budget {
+	__u64 tat_ns;
 };
 
 /* Protected ports: a bitmap of 65536 bits in 64-bit words, indexed by port (host order). */

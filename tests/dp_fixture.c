@@ -212,6 +212,10 @@ bool dp_set_synproxy(const struct synproxy_config *cfg, uint16_t port)
 	}
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.isn_synproxy), &zero, cfg, BPF_ANY))
 		goto fail;
+	/* A fresh budget for invalid_ack_rate: none spent. */
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.isn_invalid_acks), &zero,
+				&(struct invalid_ack_budget){ 0 }, BPF_ANY))
+		goto fail;
 	return true;
 fail:
 	FAIL("set synproxy: %s", strerror(errno));

@@ -132,12 +132,15 @@ TEST(test_abi_isn_config_matches_btf)
 TEST(test_abi_synproxy_records_match_btf)
 {
 	static const struct abi_member config_members[] =
-		MEMBERS(synproxy_config, mode, flags, syn_threshold, rcv_wscale, window, path);
+		MEMBERS(synproxy_config, mode, flags, syn_threshold, rcv_wscale, window, path,
+			invalid_ack_rate);
 	static const struct abi_member rate_members[] =
 		MEMBERS(syn_rate, window_start_ns, last_syn_ns, syns, active);
+	static const struct abi_member budget_members[] = MEMBERS(invalid_ack_budget, tat_ns);
 
 	CHECK_STRUCT(DATAPATH_OBJ, synproxy_config, config_members);
 	CHECK_STRUCT(DATAPATH_OBJ, syn_rate, rate_members);
+	CHECK_STRUCT(DATAPATH_OBJ, invalid_ack_budget, budget_members);
 }
 
 TEST(test_abi_flow_state_matches_btf)
@@ -211,7 +214,7 @@ TEST(test_abi_structs_have_no_implicit_padding)
 	ASSERT_EQ(sizeof(struct flow_key), 16 + 16 + 2 + 2 + 1 + 3, "flow_key size");
 	ASSERT_EQ(sizeof(struct isn_key), ISN_KEY_LEN, "isn_key size");
 	ASSERT_EQ(sizeof(struct isn_config), 8 * 4 + 8 + 2 * 4, "isn_config size");
-	ASSERT_EQ(sizeof(struct synproxy_config), 6 * 4, "synproxy_config size");
+	ASSERT_EQ(sizeof(struct synproxy_config), 7 * 4, "synproxy_config size");
 	ASSERT_EQ(sizeof(struct syn_rate), 2 * 8 + 2 * 4, "syn_rate size");
 	ASSERT_EQ(sizeof(struct flow_state), 9 * 4 + 2 + 4 + 6 + 2 * 8, "flow_state size");
 	ASSERT_EQ(sizeof(struct flow_sweeper), 16 + 2 * 4, "flow_sweeper size");

@@ -915,6 +915,54 @@ TEST(test_synproxy_cookie_acks_judged_as_the_reference_judges)
 	dp_set_key_gen(0, 0);
 }
 
+/*
+ * ACKs that fail the cookie check go to the host's stack (for its RST, as
+ * Linux answers them) up to invalid_ack_rate a second, with a tenth of a
+ * second's burst: at 10/s, 2 of a quick run of 5 pass untouched, 3 are
+ * dropped, and all 5 are counted by reason. With the rate 0, none passes.
+ */
+TEST(test_synproxy_invalid_acks_reach_the_stack_at_the_rate_set)
+{
+	static const enum dp_prog progs[] = { DP_TC_INGRESS, DP_TC_COOKIE };
+	static const uint32_t rates[] = { 10, 0 };
+	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN];
+	struct synproxy_config cfg = sp_local;
+	size_t in_len, out_len;
+	struct pkt_spec s;
+	uint32_t verdict;
+
+	for (size_t p = 0; p < 2; p++) {
+		for (size_t r = 0; r < 2; r++) {
+			uint64_t reasons, passed;
+			uint32_t want_passed = rates[r] ? 2 : 0;
+
+			test_case_begin("%s_rate_%u", dp_prog_name(progs[p]), rates[r]);
+			cfg.invalid_ack_rate = rates[r];
+			if (!setup(&cfg, SP_PORT))
+				return;
+			client_segment(&s, 4, SP_PORT, TH_ACK | TH_FIN, CLIENT_ISN + 1, 0x5eed0001u);
+			s.window = 502;
+			in_len = pkt_build(&s, in, sizeof(in));
+			reasons = dp_stat(STAT_COOKIE_BAD_MAC) + dp_stat(STAT_COOKIE_EXPIRED) +
+				  dp_stat(STAT_COOKIE_UNKNOWN_KEY);
+			passed = dp_stat(STAT_COOKIE_INVALID_TO_STACK);
+			for (uint32_t i = 0; i < 5; i++) {
+				if (!dp_run(progs[p], in, in_len, out, &out_len, &verdict))
+					return;
+				ASSERT_EQ(verdict, i < want_passed ? TC_ACT_UNSPEC_VERDICT
+								   : TC_ACT_SHOT_VERDICT, "verdict");
+				ASSERT_EQ(out_len, in_len, "length");
+				ASSERT_MEMEQ(out, in, in_len, "untouched");
+			}
+			ASSERT_EQ(dp_stat(STAT_COOKIE_BAD_MAC) + dp_stat(STAT_COOKIE_EXPIRED) +
+				  dp_stat(STAT_COOKIE_UNKNOWN_KEY), reasons + 5,
+				  "counted by reason, passed or not");
+			ASSERT_EQ(dp_stat(STAT_COOKIE_INVALID_TO_STACK), passed + want_passed,
+				  "cookie_ack_invalid_to_stack");
+		}
+	}
+}
+
 /* Sum of the counters of the cookie ACK decisions and events. */
 static uint64_t cookie_ack_counters(void)
 {

@@ -38,8 +38,8 @@ static const char *const ingress_hooks[] = { "xdp", "tc", NULL };
 
 struct attach_params {
 	int hash, xdp_mode, ingress, synproxy_mode, synproxy_path;	/* choice indexes, -1: not given */
-	uint32_t max_flows, syn_threshold;
-	bool json;
+	uint32_t max_flows, syn_threshold, invalid_ack_rate;
+	bool json, invalid_ack_rate_given;
 	struct synproxy_request synproxy;
 };
 
@@ -62,6 +62,11 @@ int do_attach(int argc, char **argv)
 			       synproxy_modes, "always (default) or auto: cookies only above --syn-threshold"),
 		CLI_OPT_U32("syn-threshold", 't', "N", &prm.syn_threshold, 1, SYNPROXY_MAX_THRESHOLD,
 			    "auto: SYNs per second to one port that switch cookies on (default 1000)"),
+		CLI_OPT_U32("invalid-ack-rate", 'r', "N", &prm.invalid_ack_rate, 0,
+			    SYNPROXY_MAX_INVALID_ACK_RATE,
+			    "ACKs per second failing the cookie check handed to the host's stack, "
+			    "which answers them with a RST as Linux does; the rest are dropped "
+			    "(default 10000; 0 drops all)", .given = &prm.invalid_ack_rate_given),
 		CLI_OPT_CHOICE("synproxy-path", 'P', "PATH", &prm.synproxy_path, "--synproxy-path",
 			       synproxy_paths, "auto (default): the host's listener where the kernel can "
 			       "(6.9), else translate; local; or translate: isnguard opens the "
@@ -91,9 +96,12 @@ int do_attach(int argc, char **argv)
 		err = take_ifname(&p, argc, argv, &req.ifname);
 	if (err)
 		return err == CLI_HELP_SHOWN ? 0 : err;
-	if ((prm.synproxy_mode >= 0 || prm.syn_threshold || prm.synproxy_path >= 0) && !sp->enabled)
-		return cli_usage_error(&p, "--synproxy-mode, --synproxy-path and --syn-threshold go "
-					   "with --synproxy PORTS");
+	if ((prm.synproxy_mode >= 0 || prm.syn_threshold || prm.synproxy_path >= 0 ||
+	     prm.invalid_ack_rate_given) && !sp->enabled)
+		return cli_usage_error(&p, "--synproxy-mode, --synproxy-path, --syn-threshold and "
+					   "--invalid-ack-rate go with --synproxy PORTS");
+	sp->invalid_ack_rate = prm.invalid_ack_rate_given ? prm.invalid_ack_rate
+							  : SYNPROXY_DEFAULT_INVALID_ACK_RATE;
 	sp->path = prm.synproxy_path >= 0 ? (uint32_t)prm.synproxy_path : SYNPROXY_PATH_AUTO;
 	sp->mode = prm.synproxy_mode >= 0 ? synproxy_mode_from_name(synproxy_modes[prm.synproxy_mode])
 					  : SYNPROXY_ALWAYS;

@@ -263,7 +263,7 @@ static int write_fresh_key(struct isnguard *skel)
 static int write_synproxy(struct isnguard *skel, const struct synproxy_request *sp)
 {
 	struct synproxy_config cfg = { .mode = sp->mode, .syn_threshold = sp->syn_threshold,
-				       .path = sp->path };
+				       .path = sp->path, .invalid_ack_rate = sp->invalid_ack_rate };
 
 	synproxy_host_params(&cfg);
 	return synproxy_write(bpf_map__fd(skel->maps.isn_synproxy),

@@ -339,6 +339,7 @@ void synproxy_print(const struct synproxy_config *cfg, const uint64_t *ports,
 		jw_string_field(jw, "ports", list);
 		jw_uint_field(jw, "port_count", count);
 		jw_uint_field(jw, "syn_threshold", cfg->syn_threshold);
+		jw_uint_field(jw, "invalid_ack_rate", cfg->invalid_ack_rate);
 		jw_string_field(jw, "path", synproxy_path_name(cfg->path));
 		jw_bool_field(jw, "local_path_available", synproxy_kernel_supported());
 		jw_uint_field(jw, "rcv_wscale", cfg->rcv_wscale);
@@ -361,6 +362,8 @@ void synproxy_print(const struct synproxy_config *cfg, const uint64_t *ports,
 		printf(", on above %u SYN/s per port, off below %u", cfg->syn_threshold,
 		       cfg->syn_threshold / 2);
 	printf("\n          path %s: %s", synproxy_path_name(cfg->path), synproxy_path_says(cfg));
+	printf("\n          ACKs failing the cookie check: up to %u/s to the stack (its RST), "
+	       "the rest dropped", cfg->invalid_ack_rate);
 	printf("\n          SYN-ACK: window %u, wscale %u, offers", cfg->window, cfg->rcv_wscale);
 	for (size_t i = 0; i < sizeof(offers) / sizeof(offers[0]); i++)
 		if (cfg->flags & offers[i].flag)
@@ -388,6 +391,8 @@ struct synproxy_params {
 	int mode;		/* -1: keep (or always, when switching on) */
 	int path;		/* -1: keep (auto when switching on) */
 	uint32_t threshold;	/* 0: keep (or the default) */
+	uint32_t invalid_ack_rate;
+	bool invalid_ack_rate_given;	/* else keep (or the default) */
 	const char *spec;	/* PORTS, "off", or NULL */
 	uint64_t wanted[SYNPROXY_PORT_WORDS];
 	bool json;
@@ -405,6 +410,11 @@ static const struct cli_option synproxy_options[] = {
 		       .given = &synproxy_mode_given),
 	CLI_OPT_U32("syn-threshold", 't', "N", &synproxy_prm.threshold, 1, SYNPROXY_MAX_THRESHOLD,
 		    "auto: SYNs per second to one port that switch cookies on (default 1000)"),
+	CLI_OPT_U32("invalid-ack-rate", 'r', "N", &synproxy_prm.invalid_ack_rate, 0,
+		    SYNPROXY_MAX_INVALID_ACK_RATE,
+		    "ACKs per second failing the cookie check handed to the host's stack for its "
+		    "RST; the rest are dropped (default 10000; 0 drops all)",
+		    .given = &synproxy_prm.invalid_ack_rate_given),
 	CLI_OPT_CHOICE("path", 'p', "PATH", &synproxy_path_choice, "path", synproxy_paths,
 		       "auto (default), local or translate: where valid cookie ACKs go",
 		       .given = &synproxy_path_given),
@@ -465,6 +475,10 @@ static int synproxy_change(const struct cli_parser *p, const struct synproxy_par
 		cfg->syn_threshold = prm->threshold;
 	else if (!cfg->syn_threshold)
 		cfg->syn_threshold = SYNPROXY_DEFAULT_THRESHOLD;
+	if (prm->invalid_ack_rate_given)
+		cfg->invalid_ack_rate = prm->invalid_ack_rate;
+	else if (before.mode == SYNPROXY_OFF)
+		cfg->invalid_ack_rate = SYNPROXY_DEFAULT_INVALID_ACK_RATE;
 	if (prm->path >= 0)
 		cfg->path = (uint32_t)prm->path;
 	else if (before.mode == SYNPROXY_OFF)
@@ -506,7 +520,8 @@ int do_synproxy(int argc, char **argv)
 	if (err) {
 		cli_error("synproxy: read %s: %s", ISN_MAP_SYNPROXY, strerror(-err));
 		err = EXIT_RUNTIME;
-	} else if (prm.spec || prm.mode >= 0 || prm.threshold || prm.path >= 0) {
+	} else if (prm.spec || prm.mode >= 0 || prm.threshold || prm.path >= 0 ||
+		   prm.invalid_ack_rate_given) {
 		err = synproxy_change(&p, &prm, &cfg, ports);
 		if (!err && (err = synproxy_write(config_fd, ports_fd, &cfg, ports))) {
 			cli_error("synproxy: update %s: %s", ISN_MAP_SYNPROXY, strerror(-err));

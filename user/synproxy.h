@@ -26,6 +26,7 @@ struct synproxy_request {
 	uint32_t mode;			/* enum synproxy_mode */
 	uint32_t syn_threshold;
 	uint32_t path;			/* enum synproxy_path */
+	uint32_t invalid_ack_rate;	/* ACKs/s failing the cookie check handed to the stack */
 	uint64_t ports[SYNPROXY_PORT_WORDS];
 };
 
