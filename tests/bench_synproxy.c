@@ -187,7 +187,7 @@ static size_t cookie_ack(uint32_t slots_back, bool bad_mac, uint8_t *buf)
 	memcpy(fk.remote_addr, "\x7f\x00\x00\x01", 4);
 	fk.local_port = htons(BENCH_PORT);
 	fk.remote_port = htons(BENCH_COOKIE_SPORT);
-	if (ref_cookie_make(&bench_key, 0, &fk, BENCH_CLIENT_ISN, slot,
+	if (ref_cookie_make(&bench_key, &fk, BENCH_CLIENT_ISN, slot,
 			    ref_cookie_opt_bits(ref_cookie_mss_index(4, 65483, true), &o, true), true,
 			    &cookie, &tsval))
 		return 0;
