@@ -163,15 +163,14 @@ static __always_inline __u32 cookie_make_slot(const struct isn_key *key,
 					      __u32 slot, __u32 opt_bits, bool ts, __u32 *tsval,
 					      union isn_input *in)
 {
-	__u64 h;
+	__u64 h = cookie_hash(key, fk, client_isn, slot,
+			      ts ? (opt_bits & COOKIE_OPT_MASK) | COOKIE_TS_INPUT
+				 : opt_bits & COOKIE_NOTS_MASK, in);
 
 	if (ts) {
-		h = cookie_hash(key, fk, client_isn, slot,
-				(opt_bits & COOKIE_OPT_MASK) | COOKIE_TS_INPUT, in);
 		*tsval = ((__u32)h & ~COOKIE_OPT_MASK) | (opt_bits & COOKIE_OPT_MASK);
 		return (__u32)(h >> 32);
 	}
-	h = cookie_hash(key, fk, client_isn, slot, opt_bits & COOKIE_NOTS_MASK, in);
 	*tsval = 0;
 	return ((__u32)(h >> 32) & ~COOKIE_NOTS_MASK) | (opt_bits & COOKIE_NOTS_MASK);
 }
