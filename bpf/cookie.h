@@ -5,9 +5,11 @@
  * handshake can be checked without state. The format is in
  * include/isnguard.h; user/ref/cookie_ref.c computes the same on OpenSSL.
  *
- * A random ACK without timestamps is accepted with probability 2^-27
- * (2^-26 for a cookie lifetime after a key rotation, when two keys are
- * valid); with timestamps 2^-54 (its TSecr must also hold 23 more MAC bits).
+ * An ACK an attacker chooses, having read all he can from SYN-ACKs of his
+ * own, is accepted with probability 2^-30 without timestamps and 2^-54
+ * with them (its TSecr must also hold 23 more MAC bits), a key rotation
+ * included: nothing in the cookie says its slot or key, and the check
+ * tries the two slots, each with the one key its cookies are made with.
  */
 #ifndef ISNGUARD_BPF_COOKIE_H
 #define ISNGUARD_BPF_COOKIE_H
@@ -114,24 +116,21 @@ static __always_inline __u64 cookie_hash(const struct isn_key *key, const struct
 }
 
 /*
- * The option bits a cookie carries: opts9 with timestamps, opts4 without
- * (window scale only when the client's shift is COOKIE_NOTS_WSCALE, no ECN:
- * the caller offers the client no more than this). mss_index is into the
- * table of the case (cookie_mss_index).
+ * The option bits a cookie carries: opts9 with timestamps, opts1 without
+ * (COOKIE_NOTS_FULL for MSS class 1 with SACK and window scale 8, else
+ * nothing: the caller offers the client no more than the bits say, see
+ * cookie_decode). mss_index is into the table of the case (cookie_mss_index).
  */
 static __always_inline __u32 cookie_opt_bits(__u32 mss_index, const struct cookie_opts *o,
 					     bool ts)
 {
 	__u32 bits;
 
-	if (!ts) {
-		bits = mss_index & COOKIE_NOTS_MSS_MASK;
-		if (o->sack_ok)
-			bits |= COOKIE_NOTS_SACK;
-		if (o->wscale_ok && o->wscale == COOKIE_NOTS_WSCALE)
-			bits |= COOKIE_NOTS_WSCALE8;
-		return bits;
-	}
+	if (!ts)
+		return (mss_index & COOKIE_NOTS_MSS_MASK) && o->sack_ok && o->wscale_ok &&
+				       o->wscale == COOKIE_NOTS_WSCALE
+			       ? COOKIE_NOTS_FULL
+			       : 0;
 	bits = mss_index & COOKIE_MSS_MASK;
 	if (o->wscale_ok)
 		bits |= ((__u32)o->wscale + 1) << COOKIE_WSCALE_SHIFT;
@@ -142,24 +141,24 @@ static __always_inline __u32 cookie_opt_bits(__u32 mss_index, const struct cooki
 	return bits;
 }
 
-/* Cookie and TSval from h, the fields in clear and the options. */
-static __always_inline __u32 cookie_from_hash(__u64 h, __u32 key_gen, __u32 slot, __u32 opt_bits,
-					      bool ts, __u32 *tsval)
+/*
+ * The key generation a slot's cookies are made with: the previous one for
+ * the slot the latest rotation was stamped in and those before it, so a
+ * rotation takes effect at a slot's start and the check never has two keys
+ * to try for one slot. The difference of slots, signed: slot 0's previous
+ * one is 0xffffffff (the first 68 s after boot).
+ */
+static __always_inline __u32 cookie_key_gen(const struct isn_config *cfg, __u32 slot)
 {
-	__u32 fields = (key_gen & COOKIE_KEY_BIT) |
-		       (slot & COOKIE_SLOT_MASK) << COOKIE_SLOT_SHIFT_BITS;
+	__u32 rotated = cookie_slot(cfg->key_rotated_ns);
 
-	if (ts) {
-		*tsval = ((__u32)h & ~COOKIE_OPT_MASK) | (opt_bits & COOKIE_OPT_MASK);
-		return ((__u32)(h >> 32) & ~COOKIE_FIELDS_TS) | fields;
-	}
-	*tsval = 0;
-	fields |= (opt_bits & COOKIE_NOTS_MASK) << COOKIE_NOTS_SHIFT;
-	return ((__u32)(h >> 32) & ~COOKIE_FIELDS_NOTS) | fields;
+	if (cfg->key_gen && (__s32)(slot - rotated) <= 0)
+		return cfg->key_gen - 1;
+	return cfg->key_gen;
 }
 
 /* The cookie of a slot (the SYN-ACK's ISN) and, for a client with timestamps, its TSval. */
-static __always_inline __u32 cookie_make_slot(const struct isn_key *key, __u32 key_gen,
+static __always_inline __u32 cookie_make_slot(const struct isn_key *key,
 					      const struct flow_key *fk, __u32 client_isn,
 					      __u32 slot, __u32 opt_bits, bool ts, __u32 *tsval,
 					      union isn_input *in)
@@ -168,17 +167,26 @@ static __always_inline __u32 cookie_make_slot(const struct isn_key *key, __u32 k
 			      ts ? (opt_bits & COOKIE_OPT_MASK) | COOKIE_TS_INPUT
 				 : opt_bits & COOKIE_NOTS_MASK, in);
 
-	return cookie_from_hash(h, key_gen, slot, opt_bits, ts, tsval);
+	if (ts) {
+		*tsval = ((__u32)h & ~COOKIE_OPT_MASK) | (opt_bits & COOKIE_OPT_MASK);
+		return (__u32)(h >> 32);
+	}
+	*tsval = 0;
+	return ((__u32)(h >> 32) & ~COOKIE_NOTS_MASK) | (opt_bits & COOKIE_NOTS_MASK);
 }
 
-/* The cookie made now. */
-static __always_inline __u32 cookie_make(const struct isn_key *key, __u32 key_gen,
-					 const struct flow_key *fk, __u32 client_isn,
-					 __u64 now_ns, __u32 opt_bits, bool ts, __u32 *tsval,
-					 union isn_input *in)
+/* The cookie made now, with the slot's key; -1 if that key is missing. */
+static __always_inline int cookie_make(const struct isn_config *cfg, const struct flow_key *fk,
+				       __u32 client_isn, __u64 now_ns, __u32 opt_bits, bool ts,
+				       __u32 *cookie, __u32 *tsval, union isn_input *in)
 {
-	return cookie_make_slot(key, key_gen, fk, client_isn, cookie_slot(now_ns), opt_bits, ts,
-				tsval, in);
+	__u32 slot = cookie_slot(now_ns);
+	const struct isn_key *key = key_get(cookie_key_gen(cfg, slot));
+
+	if (!key)
+		return -1;
+	*cookie = cookie_make_slot(key, fk, client_isn, slot, opt_bits, ts, tsval, in);
+	return 0;
 }
 
 static __always_inline void cookie_decode(__u8 family, __u32 opt_bits, bool ts,
@@ -187,10 +195,12 @@ static __always_inline void cookie_decode(__u8 family, __u32 opt_bits, bool ts,
 	__u32 wscale_code;
 
 	if (!ts) {
-		o->mss = cookie_nots_mss_value(family, opt_bits & COOKIE_NOTS_MSS_MASK);
-		o->wscale_ok = opt_bits & COOKIE_NOTS_WSCALE8;
-		o->wscale = o->wscale_ok ? COOKIE_NOTS_WSCALE : 0;
-		o->sack_ok = opt_bits & COOKIE_NOTS_SACK;
+		bool full = opt_bits & COOKIE_NOTS_FULL;
+
+		o->mss = cookie_nots_mss_value(family, full ? 1 : 0);
+		o->wscale_ok = full;
+		o->wscale = full ? COOKIE_NOTS_WSCALE : 0;
+		o->sack_ok = full;
 		o->ecn_ok = false;
 		return;
 	}
@@ -204,8 +214,10 @@ static __always_inline void cookie_decode(__u8 family, __u32 opt_bits, bool ts,
 
 /*
  * Checks the cookie an ACK returns (its ack - 1) and decodes the client's
- * options. The slot must be the current or the previous one; the key the
- * current one, or the previous one for a cookie lifetime after a rotation.
+ * options: it must be the cookie of now's slot or of the one before, each
+ * made with its own key (cookie_key_gen), for the options it says (its
+ * option bit, or TSecr's opts9). By slot, not by a time made of it: slot
+ * 0's previous one is 0xffffffff, whose time would not fit 64 bits.
  */
 static __always_inline enum cookie_verdict cookie_check(const struct isn_config *cfg,
 							const struct flow_key *fk,
@@ -213,38 +225,21 @@ static __always_inline enum cookie_verdict cookie_check(const struct isn_config 
 							__u64 now_ns, bool ts, __u32 tsecr,
 							struct cookie_opts *o, union isn_input *in)
 {
-	__u32 now_slot = cookie_slot(now_ns), slot, key_gen = cfg->key_gen, tsval;
-	__u32 slot_code = (cookie >> COOKIE_SLOT_SHIFT_BITS) & COOKIE_SLOT_MASK;
-	__u32 opt_bits = ts ? tsecr & COOKIE_OPT_MASK
-			    : (cookie >> COOKIE_NOTS_SHIFT) & COOKIE_NOTS_MASK;
-	const struct isn_key *key;
+	__u32 now_slot = cookie_slot(now_ns), i;
+	__u32 opt_bits = ts ? tsecr & COOKIE_OPT_MASK : cookie & COOKIE_NOTS_MASK;
 
-	if (slot_code == (now_slot & COOKIE_SLOT_MASK))
-		slot = now_slot;
-	else if (slot_code == ((now_slot - 1) & COOKIE_SLOT_MASK))
-		slot = now_slot - 1;
-	else
-		return COOKIE_EXPIRED;
-	if ((cookie & COOKIE_KEY_BIT) != (key_gen & COOKIE_KEY_BIT)) {
-		/* A stamp ahead of now (a finer clock than the coarse one) is a rotation just made. */
-		if (!key_gen || now_ns >= cfg->key_rotated_ns + COOKIE_LIFETIME_NS)
-			return COOKIE_UNKNOWN_KEY;
-		key_gen--;
+	for (i = 0; i < COOKIE_SLOTS_ACCEPTED; i++) {
+		__u32 slot = now_slot - i, tsval;
+		const struct isn_key *key = key_get(cookie_key_gen(cfg, slot));
+
+		if (key && cookie_make_slot(key, fk, client_isn, slot, opt_bits, ts, &tsval, in) ==
+				   cookie &&
+		    (!ts || tsval == tsecr)) {
+			cookie_decode(fk->family, opt_bits, ts, o);
+			return COOKIE_OK;
+		}
 	}
-	key = key_get(key_gen);
-	if (!key)
-		return COOKIE_UNKNOWN_KEY;
-	/*
-	 * By slot, not by a time made of it: slot 0's previous one is
-	 * 0xffffffff (the first 68 s after boot, as the reference has it),
-	 * whose time would not fit 64 bits.
-	 */
-	if (cookie_make_slot(key, key_gen, fk, client_isn, slot, opt_bits, ts, &tsval, in) !=
-		    cookie ||
-	    (ts && tsval != tsecr))
-		return COOKIE_BAD_MAC;
-	cookie_decode(fk->family, opt_bits, ts, o);
-	return COOKIE_OK;
+	return COOKIE_BAD_MAC;
 }
 
 #endif /* ISNGUARD_BPF_COOKIE_H */

@@ -118,8 +118,6 @@ static __always_inline int tc_verdict(int stat)
 	case STAT_PROXY_TABLE_FULL:
 	case STAT_DROP_ERROR:
 	case STAT_COOKIE_BAD_MAC:
-	case STAT_COOKIE_EXPIRED:
-	case STAT_COOKIE_UNKNOWN_KEY:
 	case STAT_COOKIE_QUEUE_FULL:
 	case STAT_COOKIE_ASSIGN_ERROR:
 		return TC_ACT_SHOT;

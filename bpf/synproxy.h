@@ -243,14 +243,18 @@ static __always_inline void synproxy_plan(const struct ctx *c, const struct pkt 
 		plan->mss_index = cookie_mss_index(pkt->family, limit, true);
 	} else {
 		/*
-		 * Without timestamps the cookie has room for little (include/
-		 * isnguard.h): a coarser MSS, window scaling only at the shift
-		 * Windows uses, no ECN. The SYN-ACK offers only that, so both
-		 * ends agree; scaling off is safe, only slower.
+		 * Without timestamps the cookie has room for one bit (include/
+		 * isnguard.h): Windows' options (SACK, window scale 8) with a
+		 * tunnel's MSS, or the minimum MSS alone; never ECN. The SYN-ACK
+		 * offers only that, so both ends agree; SACK and scaling off are
+		 * safe, only slower.
 		 */
 		plan->mss_index = cookie_mss_index(pkt->family, limit, false);
-		if (plan->opts.wscale != COOKIE_NOTS_WSCALE)
+		if (!cookie_opt_bits(plan->mss_index, &plan->opts, false)) {
+			plan->mss_index = 0;
+			plan->opts.sack_ok = false;
 			plan->opts.wscale_ok = false;
+		}
 		plan->opts.ecn_ok = false;
 	}
 	if (!plan->opts.wscale_ok)
@@ -441,20 +445,17 @@ static __always_inline int synproxy_answer(const struct ctx *c, const struct pkt
 {
 	const struct synproxy_config *sp = synproxy_get();
 	const struct isn_config *cfg = config_get();
-	const struct isn_key *key;
 	union isn_input in;
 	struct flow_key fk;
 	__u32 cookie, tsval = 0;
 	int ret;
 
-	if (!sp || !cfg)
+	if (!sp || !cfg || tcp_flow_key(c, pkt, false, &fk))
 		return STAT_DROP_ERROR;
-	key = key_get(cfg->key_gen);
-	if (!key || tcp_flow_key(c, pkt, false, &fk))
+	if (cookie_make(cfg, &fk, plan->client_isn, bpf_ktime_get_coarse_ns(),
+			cookie_opt_bits(plan->mss_index, &plan->opts, plan->ts), plan->ts, &cookie,
+			&tsval, &in))
 		return STAT_DROP_ERROR;
-	cookie = cookie_make(key, cfg->key_gen, &fk, plan->client_isn, bpf_ktime_get_coarse_ns(),
-			     cookie_opt_bits(plan->mss_index, &plan->opts, plan->ts), plan->ts,
-			     &tsval, &in);
 	ret = synproxy_reply(c, pkt, plan, sp, cookie, tsval);
 	if (ret == SYNACK_UNTOUCHED)
 		return STAT_SYN_UNANSWERABLE;
@@ -615,10 +616,6 @@ __noinline int synproxy_ack_cookie(struct __sk_buff *skb, const struct pkt *pkt_
 	if (verdict != COOKIE_OK) {
 		if (synproxy_kernel_cookie(c, pkt, th))
 			return SYNPROXY_NOT_MINE;
-		if (verdict == COOKIE_EXPIRED)
-			return STAT_COOKIE_EXPIRED;
-		if (verdict == COOKIE_UNKNOWN_KEY)
-			return STAT_COOKIE_UNKNOWN_KEY;
 		return STAT_COOKIE_BAD_MAC;
 	}
 	stat_inc(STAT_COOKIE_ACK_VALID);

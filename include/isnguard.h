@@ -75,8 +75,9 @@ struct isn_config {
 	/*
 	 * Key rotation: the key in use is isn_key[key_gen & 1]; `key rotate`
 	 * writes the other entry, then bumps key_gen and stamps key_rotated_ns
-	 * (CLOCK_MONOTONIC), so SYN cookies made with the previous key stay
-	 * valid for a cookie lifetime after it (include: COOKIE_SLOT_SHIFT).
+	 * (CLOCK_MONOTONIC). SYN cookies take the new key from the next
+	 * cookie slot on, so those made with the previous one stay valid
+	 * until the slot after the rotation's ends (see the cookie below).
 	 */
 	__u32 key_gen;
 	/* How often the sweeper walks the flow tables (0: ISN_SWEEP_INTERVAL_MS); see the loader. */
@@ -284,6 +285,7 @@ struct fastpath_scratch {
 	X(STAT_COOKIE_ACK_SOCKET,	"cookie_ack_socket_exists")	\
 	X(STAT_COOKIE_ACK_NO_LISTENER,	"cookie_ack_no_listener")	\
 	X(STAT_COOKIE_BAD_MAC,		"cookie_ack_invalid_mac")	\
+	/* retired: a cookie no longer says its slot or key (bad MAC) */ \
 	X(STAT_COOKIE_EXPIRED,		"cookie_ack_invalid_expired")	\
 	X(STAT_COOKIE_UNKNOWN_KEY,	"cookie_ack_invalid_key")	\
 	X(STAT_COOKIE_QUEUE_FULL,	"cookie_ack_queue_full")	\
@@ -483,37 +485,39 @@ struct syn_rate {
  * Cookie = the ISN of the SYN-ACK (RFC 4987 section 3.6, with the options
  * kept as FreeBSD's syncookies do). h = SipHash-2-4(key, T || client ISN
  * (BE32) || slot (LE32) || options word (LE32)), T the RFC 6528 tuple of the
- * host (local first), slot = CLOCK_MONOTONIC >> COOKIE_SLOT_SHIFT.
+ * host (local first), slot = CLOCK_MONOTONIC >> COOKIE_SLOT_SHIFT, key the
+ * slot's (below).
  *
- * The low bits of the cookie are in clear: bit 0 the key generation's low
- * bit, bits 1-2 the slot's low 2 bits. The rest is the top of h (h >> 32),
- * except that a client without timestamps gets its options there too:
- *
- *   no timestamps: | h >> 32 (25 bits) | opts4 (bits 6-3) | slot | key |
- *                  opts4 = MSS class (2 bits, COOKIE_NOTS_MSS*), SACK (bit 2),
- *                  window scale 8 (bit 3: the client's shift is 8, Windows');
- *                  options word = opts4.
- *   timestamps:    | h >> 32 (29 bits) | slot | key |
+ *   no timestamps: | h >> 32, bits 31-1 | opts1 |
+ *                  opts1 (COOKIE_NOTS_FULL): the client offered an MSS of
+ *                  at least the family's COOKIE_NOTS_MSS*_1, SACK and window
+ *                  scale 8 (Windows' default), and the SYN-ACK offers them;
+ *                  else the family's minimum MSS and nothing else.
+ *                  Options word = opts1.
+ *   timestamps:    | h >> 32 |
  *                  the SYN-ACK's TSval = (low 32 bits of h, bits 31-9) | opts9,
  *                  opts9 = MSS index (3 bits, COOKIE_MSS*), window scale + 1
  *                  (4 bits, 0 none), SACK (bit 7), ECN (bit 8); the ACK's
  *                  TSecr must echo it; options word = opts9 | COOKIE_TS_INPUT.
  *
- * Every option is in the MAC input, so none can be changed; the options a
- * cookie can carry without timestamps are few on purpose, because each
- * possible value is one more ACK a blind attacker may guess (README: The
- * cookie).
+ * Neither the slot nor the key is in the cookie: the check tries the two
+ * slots a cookie lives in (now's and the one before), each with its own key,
+ * and every bit an attacker reads from a SYN-ACK of his own is an option
+ * bit, which he may set as he likes anyway: an ACK he chooses for another
+ * tuple is accepted with probability 2 x 2^-31 = 2^-30 without timestamps,
+ * 2 x 2^-55 = 2^-54 with them (README: The cookie). Every option is in the
+ * MAC input, so none can be changed; the options a cookie can carry without
+ * timestamps are one bit's worth on purpose: each value is one more ACK an
+ * attacker may guess.
+ *
+ * The key of a slot: isn_key[key_gen & 1] for the slots after the one
+ * key_rotated_ns falls in, the previous generation's for that slot and the
+ * ones before (the same key throughout before any rotation). A rotation
+ * takes effect for cookies at the next slot, so a slot's cookies all have
+ * one key and the check never tries two.
  */
-#define COOKIE_KEY_BIT 1u
-#define COOKIE_SLOT_SHIFT_BITS 1
-#define COOKIE_SLOT_MASK 3u
-#define COOKIE_FIELDS_TS 0x7u		/* key and slot */
-#define COOKIE_NOTS_SHIFT 3
-#define COOKIE_NOTS_MASK 0xfu
-#define COOKIE_FIELDS_NOTS 0x7fu	/* key, slot and opts4 */
-#define COOKIE_NOTS_MSS_MASK 3u
-#define COOKIE_NOTS_SACK (1u << 2)
-#define COOKIE_NOTS_WSCALE8 (1u << 3)
+#define COOKIE_NOTS_FULL 1u		/* opts1: MSS class 1, SACK, window scale 8 */
+#define COOKIE_NOTS_MASK 1u
 #define COOKIE_NOTS_WSCALE 8		/* the one shift a client without timestamps keeps */
 /* opts9, in TSval */
 #define COOKIE_MSS_BITS 3
@@ -526,22 +530,26 @@ struct syn_rate {
 #define COOKIE_TS_INPUT (1u << 9)	/* in the MAC input only */
 /* A slot is 2^36 ns (68.7 s); the current and previous slot are accepted. */
 #define COOKIE_SLOT_SHIFT 36
-/* The previous key is accepted this long after a rotation: a cookie's longest life. */
-#define COOKIE_LIFETIME_NS (2ULL << COOKIE_SLOT_SHIFT)
+/* The slots a cookie is accepted in: its own and the next one. */
+#define COOKIE_SLOTS_ACCEPTED 2
+/* A cookie's longest life; the previous key's cookies are accepted at most this long after a rotation. */
+#define COOKIE_LIFETIME_NS ((__u64)COOKIE_SLOTS_ACCEPTED << COOKIE_SLOT_SHIFT)
 #define COOKIE_TCP_WSCALE_MAX 14
 #define COOKIE_MSS_ENTRIES 8
-#define COOKIE_NOTS_MSS_ENTRIES 4
-/* MSS classes without timestamps: the minimum, a tunnel's, PPPoE's, Ethernet's. */
-#define COOKIE_NOTS_MSS4_TABLE { 536, 1300, 1440, 1460 }
-#define COOKIE_NOTS_MSS6_TABLE { 1220, 1280, 1420, 1440 }
+/*
+ * MSS classes without timestamps: the family's minimum (class 0), and the
+ * one that goes with SACK and window scale 8 (class 1): a tunnel's for
+ * IPv4 (so PPPoE and VPN clients keep their options too), the minimum for
+ * IPv6, which every IPv6 path carries.
+ */
+#define COOKIE_NOTS_MSS_ENTRIES 2
+#define COOKIE_NOTS_MSS_MASK 1u
 #define COOKIE_NOTS_MSS4_0 536
 #define COOKIE_NOTS_MSS4_1 1300
-#define COOKIE_NOTS_MSS4_2 1440
-#define COOKIE_NOTS_MSS4_3 1460
 #define COOKIE_NOTS_MSS6_0 1220
-#define COOKIE_NOTS_MSS6_1 1280
-#define COOKIE_NOTS_MSS6_2 1420
-#define COOKIE_NOTS_MSS6_3 1440
+#define COOKIE_NOTS_MSS6_1 1220
+#define COOKIE_NOTS_MSS4_TABLE { COOKIE_NOTS_MSS4_0, COOKIE_NOTS_MSS4_1 }
+#define COOKIE_NOTS_MSS6_TABLE { COOKIE_NOTS_MSS6_0, COOKIE_NOTS_MSS6_1 }
 
 /*
  * MSS values a cookie can carry, ascending; the client's is rounded down to
@@ -569,12 +577,15 @@ struct syn_rate {
 #define COOKIE_MSS6_TABLE { COOKIE_MSS6_0, COOKIE_MSS6_1, COOKIE_MSS6_2, COOKIE_MSS6_3, \
 			    COOKIE_MSS6_4, COOKIE_MSS6_5, COOKIE_MSS6_6, COOKIE_MSS6_7 }
 
-/* What a cookie check says; bpf/cookie.h and the reference return these. */
+/*
+ * What a cookie check says; bpf/cookie.h and the reference return these.
+ * A cookie of an older slot or of a key no longer used is no cookie of
+ * either slot tried: it is refused as a bad MAC (the cookie says nothing
+ * of its slot or key, so nothing tells it from a forged one).
+ */
 enum cookie_verdict {
 	COOKIE_OK = 0,
 	COOKIE_BAD_MAC = 1,
-	COOKIE_EXPIRED = 2,	/* the slot is neither the current nor the previous one */
-	COOKIE_UNKNOWN_KEY = 3,	/* the previous key, more than a lifetime after the rotation */
 };
 
 /* T || ISN || slot || options, for IPv4 and IPv6. */

@@ -13,6 +13,12 @@
  *   connection, to a protected and to an unprotected port, through the tc
  *   filter beside XDP (isnguard_tc_cookie) and the tc ingress program,
  *   against an empty tc program.
+ * - A cookie ACK (with timestamps) to the protected port's listener from a
+ *   tuple with no socket, through isnguard_tc_cookie: one whose cookie the
+ *   reference made in the current slot, one made in the previous slot, and
+ *   one with a bad MAC. A valid one ends in bpf_sk_assign_tcp_reqsk, which
+ *   refuses a test run's skb (tests/test_synproxy.c says why): the cost is
+ *   the check's and the kfunc's refusal, not a connection's.
  *
  * ns per run = wall time of one BPF_PROG_TEST_RUN of --repeat runs / repeat
  * (0.1 ns resolution); the median of --rounds interleaved rounds.
@@ -36,10 +42,13 @@
 #include "isnguard.h"
 #include "isnguard.skel.h"
 #include "pkt.h"
+#include "ref/cookie_ref.h"
 
 #define MAX_ROUNDS 31
 #define BENCH_PORT 18600	/* protected */
 #define BENCH_OPEN_PORT 18601	/* not protected */
+#define BENCH_COOKIE_SPORT 18602	/* the cookie ACKs' client port: no socket has it */
+#define BENCH_CLIENT_ISN 0x1234567u
 
 struct bcase {
 	const char *name;
@@ -51,7 +60,7 @@ struct bcase {
 	double median;
 };
 
-static struct bcase cases[16];
+static struct bcase cases[20];
 static size_t ncases;
 
 static double now_ns(void)
@@ -154,6 +163,46 @@ static size_t loopback_ack(uint16_t sport, uint16_t dport, uint8_t *buf)
 	return pkt_build(&s, buf, PKT_MAX_LEN);
 }
 
+/* The datapath's key (generation 0), which the reference makes the cookie ACKs' cookies with. */
+static const struct isn_key bench_key = { { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 } };
+
+/*
+ * A cookie ACK from 127.0.0.1:BENCH_COOKIE_SPORT to the protected port, its
+ * cookie made by the reference slots_back slots before now (Linux's options,
+ * timestamps on), or, with bad_mac, one bit of it flipped.
+ */
+static size_t cookie_ack(uint32_t slots_back, bool bad_mac, uint8_t *buf)
+{
+	struct ref_cookie_opts o = { .wscale = 7, .wscale_ok = true, .sack_ok = true };
+	struct timespec now;
+	struct pkt_spec s = { 0 };
+	struct flow_key fk = { .family = FLOW_FAMILY_IPV4 };
+	uint32_t slot, cookie, tsval;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	slot = (uint32_t)((((uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec) >>
+			   COOKIE_SLOT_SHIFT) - slots_back);
+	pkt_set_addrs(&s, "127.0.0.1", "127.0.0.1");
+	memcpy(fk.local_addr, "\x7f\x00\x00\x01", 4);
+	memcpy(fk.remote_addr, "\x7f\x00\x00\x01", 4);
+	fk.local_port = htons(BENCH_PORT);
+	fk.remote_port = htons(BENCH_COOKIE_SPORT);
+	if (ref_cookie_make(&bench_key, &fk, BENCH_CLIENT_ISN, slot,
+			    ref_cookie_opt_bits(ref_cookie_mss_index(4, 65483, true), &o, true), true,
+			    &cookie, &tsval))
+		return 0;
+	s.sport = BENCH_COOKIE_SPORT;
+	s.dport = BENCH_PORT;
+	s.seq = BENCH_CLIENT_ISN + 1;
+	s.ack = (cookie ^ (bad_mac ? 1u << 20 : 0)) + 1;
+	s.flags = TH_ACK;
+	s.window = 512;
+	pkt_opt_nop(&s);
+	pkt_opt_nop(&s);
+	pkt_opt_timestamp(&s, 7, tsval);
+	return pkt_build(&s, buf, PKT_MAX_LEN);
+}
+
 static int setup_datapath(struct isnguard **dp)
 {
 	struct synproxy_config sp = {
@@ -163,7 +212,6 @@ static int setup_datapath(struct isnguard **dp)
 		.syn_threshold = 1000, .rcv_wscale = 7, .window = 65535,
 	};
 	struct isn_config cfg = { .hash = ISN_HASH_SIPHASH };
-	struct isn_key key = { { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 } };
 	uint32_t zero = 0, word = BENCH_PORT >> 6;
 	uint64_t bits = 1ULL << (BENCH_PORT & 63);
 
@@ -171,13 +219,27 @@ static int setup_datapath(struct isnguard **dp)
 	if (!*dp || bpf_map__set_max_entries((*dp)->maps.isn_flows, 4096) ||
 	    bpf_map__set_max_entries((*dp)->maps.isn_opening, 1024) || isnguard__load(*dp))
 		return -1;
-	if (bpf_map_update_elem(bpf_map__fd((*dp)->maps.isn_key), &zero, &key, BPF_ANY) ||
+	if (bpf_map_update_elem(bpf_map__fd((*dp)->maps.isn_key), &zero, &bench_key, BPF_ANY) ||
 	    bpf_map_update_elem(bpf_map__fd((*dp)->maps.isn_config), &zero, &cfg, BPF_ANY) ||
 	    bpf_map_update_elem(bpf_map__fd((*dp)->maps.isn_synproxy_ports), &word, &bits,
 				BPF_ANY) ||
 	    bpf_map_update_elem(bpf_map__fd((*dp)->maps.isn_synproxy), &zero, &sp, BPF_ANY))
 		return -1;
 	return 0;
+}
+
+/* A counter of the datapath, summed over CPUs (0 when it cannot be read). */
+static uint64_t stat_sum(struct isnguard *dp, uint32_t stat)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	uint64_t values[512], sum = 0;
+
+	if (ncpus <= 0 || ncpus > 512 ||
+	    bpf_map_lookup_elem(bpf_map__fd(dp->maps.isn_stats), &stat, values))
+		return 0;
+	for (int i = 0; i < ncpus; i++)
+		sum += values[i];
+	return sum;
 }
 
 static int run_case(struct bcase *c, int target_map, unsigned long repeat, double *ns)
@@ -207,6 +269,7 @@ int main(int argc, char **argv)
 	unsigned long repeat = 1000000, rounds = 9;
 	struct bcase *harness4, *harness6, *kernel4, *kernel4_nolookup, *isng4, *isng6, *empty_tx;
 	struct bcase *tc_empty, *tc_cookie_prot, *tc_cookie_open, *tc_ing_prot, *xdp_prot;
+	struct bcase *ack_valid, *ack_valid_prev, *ack_bad;
 	int listeners[3], conn_prot, conn_open, c;
 	uint16_t sport_prot, sport_open;
 	uint8_t frame[PKT_MAX_LEN];
@@ -272,6 +335,19 @@ int main(int argc, char **argv)
 	len = loopback_ack(sport_open, BENCH_OPEN_PORT, frame);
 	tc_cookie_open = add("established ACK, unprotected port, isnguard_tc_cookie",
 			     dp->progs.isnguard_tc_cookie, NULL, frame, len);
+	len = cookie_ack(0, false, frame);
+	ack_valid = add("cookie ACK, valid (this slot), isnguard_tc_cookie",
+			dp->progs.isnguard_tc_cookie, NULL, frame, len);
+	len = cookie_ack(1, false, frame);
+	ack_valid_prev = add("cookie ACK, valid (previous slot), isnguard_tc_cookie",
+			     dp->progs.isnguard_tc_cookie, NULL, frame, len);
+	len = cookie_ack(0, true, frame);
+	ack_bad = add("cookie ACK, bad MAC, isnguard_tc_cookie", dp->progs.isnguard_tc_cookie, NULL,
+		      frame, len);
+	if (!ack_valid->len || !ack_valid_prev->len || !ack_bad->len) {
+		fprintf(stderr, "bench_synproxy: the reference cookie: no SipHash in libcrypto\n");
+		return 1;
+	}
 
 	for (unsigned long r = 0; r < rounds; r++) {
 		for (size_t i = 0; i < ncases; i++) {
@@ -293,6 +369,13 @@ int main(int argc, char **argv)
 	if (kernel4->median <= harness4->median + 1 || isng4->median <= harness4->median + 1)
 		fprintf(stderr, "bench_synproxy: warning: a SYN-ACK case costs no more than the "
 			"harness: was the SYN answered?\n");
+	/* Both valid cases count (the previous slot's too, unless a slot ended), the bad one too. */
+	if (stat_sum(dp, STAT_COOKIE_ACK_VALID) < rounds * repeat ||
+	    stat_sum(dp, STAT_COOKIE_BAD_MAC) != rounds * repeat)
+		fprintf(stderr, "bench_synproxy: warning: cookie ACKs valid %llu, bad MAC %llu of %lu "
+			"each: were they checked?\n",
+			(unsigned long long)stat_sum(dp, STAT_COOKIE_ACK_VALID),
+			(unsigned long long)stat_sum(dp, STAT_COOKIE_BAD_MAC), rounds * repeat);
 	printf("\nSYN proxy, ns per packet (median of %lu rounds of %lu runs)\n", rounds, repeat);
 	printf("%-70s %9s\n", "case", "ns");
 	for (size_t i = 0; i < ncases; i++)
@@ -313,6 +396,11 @@ int main(int argc, char **argv)
 	printf("  protected port, --ingress tc      %7.1f ns\n",
 	       tc_ing_prot->median - tc_empty->median);
 	printf("  protected port, XDP (no flow)     %7.1f ns (absolute)\n", xdp_prot->median);
+	printf("Cookie ACK to the listener, over an empty tc program:\n");
+	printf("  valid, made this slot             %7.1f ns\n", ack_valid->median - tc_empty->median);
+	printf("  valid, made the slot before       %7.1f ns\n",
+	       ack_valid_prev->median - tc_empty->median);
+	printf("  bad MAC                           %7.1f ns\n", ack_bad->median - tc_empty->median);
 	close(conn_prot);
 	close(conn_open);
 	for (int i = 0; i < 3; i++)

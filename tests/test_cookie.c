@@ -2,8 +2,9 @@
 /*
  * The SYN cookie of bpf/cookie.h against the OpenSSL reference
  * (user/ref/cookie_ref.c) bit for bit, and its acceptance rules: current
- * and previous slot, current key and the previous one for a cookie
- * lifetime after a rotation, every bit authenticated, no random ACK taken.
+ * and previous slot, each with the key its cookies are made with (the
+ * previous one up to the slot of a rotation), every bit authenticated, no
+ * random ACK taken, and no ACK chosen after reading a SYN-ACK's clear bits.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -68,10 +69,12 @@ static bool run(struct bpf_program *prog)
 	       ASSERT_EQ(retval, 2 /* XDP_PASS */, "program verdict");
 }
 
-static bool bpf_make(uint32_t key_gen, const struct flow_key *fk, uint32_t client_isn,
-		     uint64_t now_ns, uint32_t opt_bits, bool ts, uint32_t *cookie, uint32_t *tsval)
+static bool bpf_make(uint32_t key_gen, uint64_t rotated_ns, const struct flow_key *fk,
+		     uint32_t client_isn, uint64_t now_ns, uint32_t opt_bits, bool ts,
+		     uint32_t *cookie, uint32_t *tsval)
 {
-	skel->bss->in_config = (struct isn_config){ .key_gen = key_gen };
+	skel->bss->in_config = (struct isn_config){ .key_gen = key_gen,
+						     .key_rotated_ns = rotated_ns };
 	skel->bss->in_flow = *fk;
 	skel->bss->in_client_isn = client_isn;
 	skel->bss->in_now_ns = now_ns;
@@ -117,11 +120,15 @@ static void check_make_matches_reference(int family, bool ts)
 	for (int i = 0; i < RANDOM_CASES; i++) {
 		uint32_t key_gen = rand32() % 7, client_isn = rand32(), opt_bits = random_opt_bits(ts);
 		uint64_t now_ns = (uint64_t)rand32() << 24 | rand32();
+		/* The rotation in this slot, the one before or after, or long ago (0). */
+		uint64_t rotated = rand32() % 4 ? now_ns + SLOT_NS - rand32() % (2 * SLOT_NS) : 0;
+		uint32_t slot = (uint32_t)(now_ns >> COOKIE_SLOT_SHIFT);
+		uint32_t make_gen = ref_cookie_key_gen(key_gen, rotated, slot);
 
 		random_flow(&fk, family);
-		if (!bpf_make(key_gen, &fk, client_isn, now_ns, opt_bits, ts, &cookie, &tsval) ||
-		    !ASSERT_OK(ref_cookie_make(&keys[key_gen % ISN_KEY_SLOTS], key_gen, &fk,
-					       client_isn, (uint32_t)(now_ns >> COOKIE_SLOT_SHIFT),
+		if (!bpf_make(key_gen, rotated, &fk, client_isn, now_ns, opt_bits, ts, &cookie,
+			      &tsval) ||
+		    !ASSERT_OK(ref_cookie_make(&keys[make_gen % ISN_KEY_SLOTS], &fk, client_isn, slot,
 					       opt_bits, ts, &want_cookie, &want_tsval), "reference"))
 			return;
 		if (cookie != want_cookie || (ts && tsval != want_tsval)) {
@@ -151,32 +158,34 @@ static uint64_t random_rotation_age(void)
 
 /*
  * Random ACKs, most of them near a valid one (made in a slot around now,
- * with the current, previous or next key generation, then perhaps a bit
- * flipped or the cookie replaced): BPF's verdict and decoded options equal
- * the reference's. Every verdict must come up, or the cases prove little.
+ * with the key generation of that slot or the one before or after it, then
+ * perhaps a bit flipped or the cookie replaced): BPF's verdict and decoded
+ * options equal the reference's. Both verdicts must come up, or the cases
+ * prove little.
  */
 static void check_verdicts_match_reference(int family, bool ts)
 {
-	uint32_t seen[4] = { 0 }, mismatches = 0;
+	uint32_t seen[2] = { 0 }, mismatches = 0;
 	struct flow_key fk;
 
 	if (!setup())
 		return;
 	for (int i = 0; i < RANDOM_CASES; i++) {
-		uint32_t key_gen = rand32() % 6, make_gen = key_gen, opt_bits = random_opt_bits(ts);
+		uint32_t key_gen = rand32() % 6, opt_bits = random_opt_bits(ts);
 		uint64_t now = (uint64_t)(10 + rand32() % 1000000) * SLOT_NS + rand32() % SLOT_NS;
-		uint32_t slot = (uint32_t)(now >> COOKIE_SLOT_SHIFT) + 1 - rand32() % 6;
+		uint32_t slot = (uint32_t)(now >> COOKIE_SLOT_SHIFT) + 1 - rand32() % 4;
 		uint64_t rotated = now - random_rotation_age();
+		uint32_t make_gen = ref_cookie_key_gen(key_gen, rotated, slot);
 		uint32_t client_isn = rand32(), cookie, tsval, verdict, want;
 		struct ref_cookie_opts o;
 
-		switch (rand32() % 3) {
-		case 0: if (key_gen) make_gen = key_gen - 1; break;
-		case 1: if (rand32() % 4 == 0) make_gen = key_gen + 1; break;
+		switch (rand32() % 6) {
+		case 0: if (make_gen) make_gen--; break;
+		case 1: make_gen++; break;
 		}
 		random_flow(&fk, family);
-		if (!ASSERT_OK(ref_cookie_make(&keys[make_gen % ISN_KEY_SLOTS], make_gen, &fk,
-					       client_isn, slot, opt_bits, ts, &cookie, &tsval),
+		if (!ASSERT_OK(ref_cookie_make(&keys[make_gen % ISN_KEY_SLOTS], &fk, client_isn, slot,
+					       opt_bits, ts, &cookie, &tsval),
 			       "reference"))
 			return;
 		switch (rand32() % 4) {
@@ -197,13 +206,12 @@ static void check_verdicts_match_reference(int family, bool ts)
 			     "BPF %d, reference %u", i, key_gen, make_gen, slot,
 			     (unsigned long long)now, (unsigned long long)rotated, (int)verdict,
 			     want);
-		if (want < 4)
+		if (want < 2)
 			seen[want]++;
 	}
 	ASSERT_EQ(mismatches, 0, "verdicts or options differing from the reference");
-	test_log("ok %u, bad MAC %u, expired %u, unknown key %u", seen[COOKIE_OK],
-		 seen[COOKIE_BAD_MAC], seen[COOKIE_EXPIRED], seen[COOKIE_UNKNOWN_KEY]);
-	for (int v = 0; v < 4; v++)
+	test_log("ok %u, bad MAC %u", seen[COOKIE_OK], seen[COOKIE_BAD_MAC]);
+	for (int v = 0; v < 2; v++)
 		ASSERT_TRUE(seen[v] > 0, "every verdict among the cases");
 }
 
@@ -222,8 +230,8 @@ static void expect_verdict(const char *what, uint32_t make_gen, uint32_t key_gen
 	uint32_t client_isn = rand32();
 
 	random_flow(&fk, 4);
-	if (!ASSERT_OK(ref_cookie_make(&keys[make_gen % ISN_KEY_SLOTS], make_gen, &fk, client_isn,
-				       slot, opt_bits, true, &cookie, &tsval), "reference"))
+	if (!ASSERT_OK(ref_cookie_make(&keys[make_gen % ISN_KEY_SLOTS], &fk, client_isn, slot,
+				       opt_bits, true, &cookie, &tsval), "reference"))
 		return;
 	ASSERT_EQ(bpf_check(key_gen, rotated_ns, &fk, client_isn, cookie, now_ns, true, tsval),
 		  want, what);
@@ -231,7 +239,7 @@ static void expect_verdict(const char *what, uint32_t make_gen, uint32_t key_gen
 				   true, tsval, &ref_opts), want, what);
 }
 
-TEST(test_cookie_current_and_previous_slot_accepted_others_expired)
+TEST(test_cookie_current_and_previous_slot_accepted_others_refused)
 {
 	uint32_t slot = 1000;
 	uint64_t start = (uint64_t)slot * SLOT_NS;
@@ -242,10 +250,10 @@ TEST(test_cookie_current_and_previous_slot_accepted_others_expired)
 	expect_verdict("same slot, its end", 0, 0, 0, slot, start + SLOT_NS - 1, COOKIE_OK);
 	expect_verdict("next slot", 0, 0, 0, slot, start + SLOT_NS, COOKIE_OK);
 	expect_verdict("next slot, its end", 0, 0, 0, slot, start + 2 * SLOT_NS - 1, COOKIE_OK);
-	expect_verdict("two slots on", 0, 0, 0, slot, start + 2 * SLOT_NS, COOKIE_EXPIRED);
-	expect_verdict("three slots on", 0, 0, 0, slot, start + 3 * SLOT_NS, COOKIE_EXPIRED);
-	expect_verdict("a slot before it", 0, 0, 0, slot, start - 1, COOKIE_EXPIRED);
-	/* Four slots on, the 2-bit slot code matches again: the MAC, over the whole slot, says no. */
+	/* Expired: no cookie of the two slots tried, so a bad MAC (nothing in it says its slot). */
+	expect_verdict("two slots on", 0, 0, 0, slot, start + 2 * SLOT_NS, COOKIE_BAD_MAC);
+	expect_verdict("three slots on", 0, 0, 0, slot, start + 3 * SLOT_NS, COOKIE_BAD_MAC);
+	expect_verdict("a slot before it", 0, 0, 0, slot, start - 1, COOKIE_BAD_MAC);
 	expect_verdict("four slots on", 0, 0, 0, slot, start + 4 * SLOT_NS, COOKIE_BAD_MAC);
 	/*
 	 * The first slot after boot: its previous one is slot 0xffffffff, as
@@ -256,21 +264,31 @@ TEST(test_cookie_current_and_previous_slot_accepted_others_expired)
 	expect_verdict("the slot before slot 0", 0, 0, 0, 0xffffffffu, SLOT_NS / 2, COOKIE_OK);
 }
 
+/*
+ * A rotation takes effect for cookies at the next slot: the slot it falls
+ * in, and the slots before, keep the previous key, so a cookie made just
+ * before it stays good for its whole life, and no slot has two keys.
+ */
 TEST(test_cookie_previous_key_accepted_for_a_lifetime_after_rotation)
 {
 	uint32_t slot = 5000;
-	uint64_t now = (uint64_t)slot * SLOT_NS + 12345;
+	uint64_t start = (uint64_t)slot * SLOT_NS, now = start + 12345;
 
 	if (!setup())
 		return;
-	expect_verdict("current key", 1, 1, now - 1000, slot, now, COOKIE_OK);
-	expect_verdict("previous key, just rotated", 0, 1, now - 1000, slot, now, COOKIE_OK);
-	expect_verdict("previous key, lifetime nearly over", 0, 1, now - COOKIE_LIFETIME_NS + 1,
-		       slot, now, COOKIE_OK);
-	expect_verdict("previous key, lifetime over", 0, 1, now - COOKIE_LIFETIME_NS, slot, now,
-		       COOKIE_UNKNOWN_KEY);
+	expect_verdict("current key, rotated a slot before", 1, 1, now - SLOT_NS, slot, now,
+		       COOKIE_OK);
+	expect_verdict("previous key, rotated in this slot", 0, 1, now - 1000, slot, now, COOKIE_OK);
+	expect_verdict("current key, rotated in this slot: not yet used", 1, 1, now - 1000, slot,
+		       now, COOKIE_BAD_MAC);
+	expect_verdict("previous key, rotated in the cookie's slot, the next slot's end", 0, 1,
+		       start - 1000, slot - 1, start + SLOT_NS - 1, COOKIE_OK);
+	expect_verdict("previous key, a slot after the rotation's", 0, 1, start - 1000, slot, now,
+		       COOKIE_BAD_MAC);
+	expect_verdict("previous key, lifetime over", 0, 1, start - SLOT_NS, slot - 2, now,
+		       COOKIE_BAD_MAC);
 	expect_verdict("no previous key before the first rotation", 1, 0, 0, slot, now,
-		       COOKIE_UNKNOWN_KEY);
+		       COOKIE_BAD_MAC);
 }
 
 /*
@@ -278,18 +296,22 @@ TEST(test_cookie_previous_key_accepted_for_a_lifetime_after_rotation)
  * datapath reads its now from bpf_ktime_get_coarse_ns(), which runs up to a
  * tick (1 to 10 ms) behind it. For that tick after a rotation now is below
  * the stamp; the rotation has happened all the same (key_gen says so), and
- * a cookie sent just before it, with the previous key, is still good.
+ * a cookie sent just before it, with the previous key, is still good, as
+ * are those made in the tick: the slot of the stamp is the previous key's.
  */
 TEST(test_cookie_previous_key_accepted_when_rotation_stamp_is_ahead_of_now)
 {
 	uint32_t slot = 5000;
-	uint64_t now = (uint64_t)slot * SLOT_NS + 12345;
+	uint64_t now = (uint64_t)slot * SLOT_NS + 12345, end = (uint64_t)(slot + 1) * SLOT_NS - 1;
 
 	if (!setup())
 		return;
 	expect_verdict("stamp 1 ns ahead", 0, 1, now + 1, slot, now, COOKIE_OK);
 	expect_verdict("stamp a 4 ms tick ahead", 0, 1, now + 4000000, slot, now, COOKIE_OK);
-	expect_verdict("current key, stamp ahead", 1, 1, now + 4000000, slot, now, COOKIE_OK);
+	expect_verdict("stamp in the next slot, now at this one's end", 0, 1, end + 4000000, slot,
+		       end, COOKIE_OK);
+	expect_verdict("current key, stamp ahead: not yet used", 1, 1, now + 4000000, slot, now,
+		       COOKIE_BAD_MAC);
 }
 
 /* BPF's verdict on (cookie, tsecr, client ISN) at now, and the reference's. */
@@ -320,7 +342,7 @@ static void check_every_bit(int family, bool ts)
 	if (!setup())
 		return;
 	random_flow(&fk, family);
-	if (!ASSERT_OK(ref_cookie_make(&keys[0], 0, &fk, client_isn, 777,
+	if (!ASSERT_OK(ref_cookie_make(&keys[0], &fk, client_isn, 777,
 				       ref_cookie_opt_bits(3, &opts, ts), ts, &cookie, &tsval),
 		       "reference"))
 		return;
@@ -368,7 +390,7 @@ static void check_decoding(bool ts)
 		uint32_t cookie, tsval, client_isn = rand32();
 
 		random_flow(&fk, opt_bits & 1 ? 6 : 4);
-		if (ref_cookie_make(&keys[0], 0, &fk, client_isn, 31, opt_bits, ts, &cookie, &tsval) ||
+		if (ref_cookie_make(&keys[0], &fk, client_isn, 31, opt_bits, ts, &cookie, &tsval) ||
 		    ref_cookie_check(keys, 0, 0, &fk, client_isn, cookie, now, ts, tsval, &want) !=
 			    COOKIE_OK) {
 			FAIL("reference refuses its own cookie, options %#x", opt_bits);
@@ -445,10 +467,9 @@ TEST(test_cookie_mss_index_is_largest_entry_not_above_limit)
 
 /*
  * A million ACKs with random seq, ack and TSecr against one tuple, half of
- * them claiming timestamps, with two keys valid (just after a rotation, the
- * weakest moment): 2^-26 per ACK without timestamps, 2^-53 with, so about
- * 0.007 expected; none may pass. The ACKs come from a fixed seed, so the
- * run repeats exactly.
+ * them claiming timestamps, just after a rotation: 2^-30 per ACK without
+ * timestamps, 2^-54 with, so about 0.0005 expected; none may pass. The ACKs
+ * come from a fixed seed, so the run repeats exactly.
  */
 TEST(test_cookie_million_random_acks_none_accepted)
 {
@@ -469,18 +490,87 @@ TEST(test_cookie_million_random_acks_none_accepted)
 		return;
 	ASSERT_EQ(skel->bss->out_tried, FORGED_ACKS, "random ACKs checked");
 	ASSERT_EQ(skel->bss->out_accepted, 0, "random ACKs accepted");
-	printf("#   %u random ACKs checked in BPF, %u accepted (%u bad MAC, %u expired, "
-	       "%u unknown key)\n", skel->bss->out_tried, skel->bss->out_accepted,
-	       skel->bss->out_forged_verdicts[COOKIE_BAD_MAC],
-	       skel->bss->out_forged_verdicts[COOKIE_EXPIRED],
-	       skel->bss->out_forged_verdicts[COOKIE_UNKNOWN_KEY]);
-	/*
-	 * Half the slot codes are current or previous and, both keys valid,
-	 * none is an unknown key: about half the ACKs reach the MAC, which
-	 * alone must refuse them, or the test proves less than it says.
-	 */
-	ASSERT_TRUE(skel->bss->out_forged_verdicts[COOKIE_BAD_MAC] > FORGED_ACKS * 2 / 5,
-		    "about half the random ACKs refused by the MAC alone");
-	ASSERT_EQ(skel->bss->out_forged_verdicts[COOKIE_UNKNOWN_KEY], 0,
-		  "no unknown key while both are valid");
+	printf("#   %u random ACKs checked in BPF, %u accepted (%u bad MAC)\n",
+	       skel->bss->out_tried, skel->bss->out_accepted,
+	       skel->bss->out_forged_verdicts[COOKIE_BAD_MAC]);
+	ASSERT_EQ(skel->bss->out_forged_verdicts[COOKIE_BAD_MAC], FORGED_ACKS,
+		  "every random ACK refused by the MAC");
+}
+
+/*
+ * Chosen ACKs at now, in BPF: cookies (start + i) << CHOSEN_FREE_SHIFT,
+ * their low bits copied from copied, for i below count (in runs bpf_loop
+ * allows). *accepted counts those the check takes, *last the last of them.
+ */
+#define CHOSEN_FREE_SHIFT 7
+#define BPF_LOOP_MAX (1u << 23)
+
+static bool bpf_chosen(const struct flow_key *fk, uint32_t client_isn, uint64_t now,
+		       uint32_t copied, uint32_t start, uint32_t count, uint32_t *accepted,
+		       uint32_t *last)
+{
+	skel->bss->in_config = (struct isn_config){ 0 };
+	skel->bss->in_flow = *fk;
+	skel->bss->in_client_isn = client_isn;
+	skel->bss->in_now_ns = now;
+	skel->bss->in_cookie = copied;
+	skel->bss->in_free_shift = CHOSEN_FREE_SHIFT;
+	skel->bss->out_accepted = 0;
+	skel->bss->out_tried = 0;
+	skel->bss->out_accepted_cookie = 0;
+	for (uint32_t done = 0; done < count; done += BPF_LOOP_MAX) {
+		skel->bss->in_start = start + done;
+		skel->bss->in_rounds = count - done < BPF_LOOP_MAX ? count - done : BPF_LOOP_MAX;
+		if (!run(skel->progs.test_cookie_chosen))
+			return false;
+	}
+	*accepted = skel->bss->out_accepted;
+	*last = skel->bss->out_accepted_cookie;
+	return ASSERT_EQ(skel->bss->out_tried, count, "chosen ACKs checked");
+}
+
+/*
+ * Issue 17's attack on a client without timestamps: the attacker solicits
+ * a SYN-ACK for a tuple of his own, reads every bit of its cookie that the
+ * format leaves in clear, and sends ACKs for another tuple (a spoofed one)
+ * with those bits copied, trying every value of the others. Before, the
+ * low 7 bits were in clear (key generation, slot, options), so the 2^25
+ * ACKs over the other bits held the victim's cookie, always: one accepted,
+ * 2^-25 per chosen ACK. Now the option bit (bit 0) is the only bit in
+ * clear: copying the low 7 bits, each of the two valid cookies (this slot's,
+ * the previous one's) lies in the 2^25 only if its bits 1-6, MAC bits of
+ * another tuple, equal the attacker's: 2 x 2^-6, 1/32. The key and tuples
+ * are fixed, so the run repeats; here none is accepted.
+ */
+TEST(test_cookie_chosen_acks_after_a_solicited_synack_find_no_cookie)
+{
+	struct ref_cookie_opts windows = { .wscale = COOKIE_NOTS_WSCALE, .wscale_ok = true,
+					   .sack_ok = true };
+	uint32_t opt_bits = ref_cookie_opt_bits(ref_cookie_mss_index(4, 1460, false), &windows,
+						false);
+	uint32_t client_isn = 0x5eed0001, solicited, victim_cookie, tsval, accepted, last;
+	uint64_t now = 1000 * SLOT_NS + SLOT_NS / 2;
+	struct flow_key attacker, victim;
+
+	if (!setup())
+		return;
+	random_flow(&attacker, 4);
+	random_flow(&victim, 4);
+	if (!bpf_make(0, 0, &attacker, client_isn, now, opt_bits, false, &solicited, &tsval) ||
+	    !bpf_make(0, 0, &victim, client_isn, now, opt_bits, false, &victim_cookie, &tsval))
+		return;
+	/* The control: the victim's own low bits copied, a run around its cookie finds it. */
+	if (!bpf_chosen(&victim, client_isn, now, victim_cookie,
+			(victim_cookie >> CHOSEN_FREE_SHIFT) & ~1023u, 1024, &accepted, &last))
+		return;
+	ASSERT_EQ(accepted, 1, "the victim's cookie, its own low bits copied");
+	ASSERT_EQ(last, victim_cookie, "the cookie accepted");
+
+	if (!bpf_chosen(&victim, client_isn, now, solicited, 0, 1u << (32 - CHOSEN_FREE_SHIFT),
+			&accepted, &last))
+		return;
+	printf("#   %u chosen ACKs for another tuple, the low %d bits of a solicited SYN-ACK's "
+	       "cookie copied: %u accepted\n", 1u << (32 - CHOSEN_FREE_SHIFT), CHOSEN_FREE_SHIFT,
+	       accepted);
+	ASSERT_EQ(accepted, 0, "chosen ACKs accepted");
 }

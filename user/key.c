@@ -269,9 +269,10 @@ static int parse_key_args(struct cli_parser *p, int argc, char **argv,
 
 /*
  * The new key goes into the slot the current one does not use, then the
- * config names it current: ISNs of new flows and new SYN cookies use it from
- * then on, while cookies already sent with the previous key stay valid for
- * a cookie lifetime (bpf/cookie.h), so no handshake in flight breaks.
+ * config names it current: ISNs of new flows use it from then on, SYN
+ * cookies from the next cookie slot on, and the previous key's cookies stay
+ * valid until the slot after this one ends (bpf/cookie.h), so no handshake
+ * in flight breaks.
  */
 static int write_key(const struct isn_key *key)
 {

@@ -21,6 +21,9 @@ __u32 in_tsecr;
 __u32 in_mss_limit;
 __u32 in_rounds;
 __u64 in_seed;
+/* Chosen ACKs: cookie = (in_start + i) << in_free_shift | (in_cookie & low bits). */
+__u32 in_start;
+__u32 in_free_shift;
 
 /* Outputs. */
 __u32 out_cookie;
@@ -33,17 +36,16 @@ __u8 out_mss_table[65536];
 __u32 out_accepted;
 __u32 out_tried;
 __u32 out_forged_verdicts[4];	/* by enum cookie_verdict */
+__u32 out_accepted_cookie;	/* the last chosen ACK's cookie accepted */
 
 SEC("xdp")
 int test_cookie_make(struct xdp_md *ctx __maybe_unused)
 {
-	const struct isn_key *key = key_get(in_config.key_gen);
 	union isn_input *in = hash_input_get();
 
-	if (!key || !in)
+	if (!in || cookie_make(&in_config, &in_flow, in_client_isn, in_now_ns, in_opt_bits, in_ts,
+			       &out_cookie, &out_tsval, in))
 		return XDP_ABORTED;
-	out_cookie = cookie_make(key, in_config.key_gen, &in_flow, in_client_isn, in_now_ns,
-				 in_opt_bits, in_ts, &out_tsval, in);
 	return XDP_PASS;
 }
 
@@ -126,3 +128,33 @@ int test_cookie_forged(struct xdp_md *ctx __maybe_unused)
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/*
+ * One chosen ACK: the low in_free_shift bits of the cookie copied from
+ * in_cookie (what the attacker read from his own SYN-ACK), the bits above
+ * them the index: in_rounds runs from in_start cover a whole sub-space.
+ */
+static long chosen_ack(__u32 index, void *unused __maybe_unused)
+{
+	union isn_input *in = hash_input_get();
+	__u32 low = in_free_shift < 32 ? (1u << in_free_shift) - 1 : ~0u;
+	__u32 cookie = ((in_start + index) << (in_free_shift & 31)) | (in_cookie & low);
+	struct cookie_opts opts;
+
+	if (!in)
+		return 1;
+	if (cookie_check(&in_config, &in_flow, in_client_isn, cookie, in_now_ns, false, 0, &opts,
+			 in) == COOKIE_OK) {
+		out_accepted++;
+		out_accepted_cookie = cookie;
+	}
+	out_tried++;
+	return 0;
+}
+
+SEC("xdp")
+int test_cookie_chosen(struct xdp_md *ctx __maybe_unused)
+{
+	bpf_loop(in_rounds, chosen_ack, NULL, 0);
+	return XDP_PASS;
+}

@@ -132,12 +132,19 @@ assert_host_syn_queue_untouched() {
 # One transfer from B to A's protected port, client options set in B's stack.
 # WSCALE8=1 gives B a receive buffer whose window shift is 8, the one a
 # cookie without timestamps keeps (Windows'); else B's shift is the
-# default's, and without timestamps the SYN-ACK must then offer no scaling.
+# default's. Without timestamps the cookie has one option bit: the SYN-ACK
+# offers SACK and window scaling together, when B offered SACK and shift 8,
+# or neither (include/isnguard.h).
 # A_RMEM sets A's net.ipv4.tcp_rmem (its window shift) before it listens.
 # On the translate path, A's side of the handshake is checked too
 # (sp_check_server_side).
 check_synproxy_transfer() { # FAMILY TIMESTAMPS(0|1) SACK(0|1) WSCALE8(0|1) [A_RMEM]
-	local fam=$1 tstamps=$2 sack=$3 wscale8=$4 a_rmem=${5:-} a synack
+	local fam=$1 tstamps=$2 sack=$3 wscale8=$4 a_rmem=${5:-} a synack offer_sack=$3 offer_ws=1
+	if [ "$tstamps" = 0 ]; then
+		offer_ws=0
+		[ "$sack" = 1 ] && [ "$wscale8" = 1 ] && offer_ws=1
+		offer_sack=$offer_ws
+	fi
 	a=$(addr_of A "$fam")
 	sp_setup
 	in_ns "$NS_B" sysctl -qw net.ipv4.tcp_timestamps="$tstamps" net.ipv4.tcp_sack="$sack"
@@ -163,16 +170,17 @@ check_synproxy_transfer() { # FAMILY TIMESTAMPS(0|1) SACK(0|1) WSCALE8(0|1) [A_R
 	else
 		[[ "$synack" == *"TS val"* ]] && fail "client offered no timestamps, the SYN-ACK has them"
 	fi
-	if [ "$sack" = 1 ]; then
+	if [ "$offer_sack" = 1 ]; then
 		[[ "$synack" == *"sackOK"* ]] || fail "client offered SACK, the SYN-ACK has none"
 	else
-		[[ "$synack" == *"sackOK"* ]] && fail "client offered no SACK, the SYN-ACK has it"
+		[[ "$synack" == *"sackOK"* ]] &&
+			fail "client offered no SACK (or, without timestamps, not with shift 8), the SYN-ACK has it"
 	fi
-	if [ "$tstamps" = 1 ] || [ "$wscale8" = 1 ]; then
+	if [ "$offer_ws" = 1 ]; then
 		[[ "$synack" == *"wscale"* ]] || fail "no window scale in the SYN-ACK"
 	else
 		[[ "$synack" == *"wscale"* ]] &&
-			fail "without timestamps a client shift other than 8 must get no window scale"
+			fail "without timestamps only a client with SACK and shift 8 gets window scaling"
 	fi
 	assert_ge "$(isng_counter cookie_sent)" 1 "cookie_sent"
 	sp_assert_handshakes 1
@@ -181,7 +189,7 @@ check_synproxy_transfer() { # FAMILY TIMESTAMPS(0|1) SACK(0|1) WSCALE8(0|1) [A_R
 		assert_no_csum_errors "$NS_A" A
 		assert_no_csum_errors "$NS_B" B
 	fi
-	[ "$SP_PATH" = translate ] && sp_check_server_side "$fam" "$tstamps" "$sack" "$a_rmem"
+	[ "$SP_PATH" = translate ] && sp_check_server_side "$fam" "$tstamps" "$offer_sack" "$a_rmem"
 	return 0
 }
 
@@ -221,12 +229,14 @@ sp_capture_host_handshake() { # FILE
 # The translate path on the server's side (A's stack): A's first SYN carries
 # the client's ISN and the options the client offered, and comes only after
 # the client's ACK completed the cookie handshake (at b0; one clock, one
-# machine); every SYN A took is one the proxy sent. With A_RMEM, A's window
+# machine); every SYN A took is one the proxy sent. SACK: what the cookie
+# SYN-ACK offered. Without timestamps the MSS is the cookie's class: 1300
+# (IPv4) with SACK and scaling, else 536; 1220 for IPv6. With A_RMEM, A's window
 # shift differs from the one the cookie SYN-ACK offered, and the datapath
 # rewrote windows.
 sp_check_server_side() { # FAMILY TIMESTAMPS SACK A_RMEM
 	local fam=$1 tstamps=$2 sack=$3 a_rmem=$4 a b client_syn client_ack server_syn cookie server_synack
-	local host_ws wire_ws syns
+	local host_ws wire_ws syns want_mss
 	a=$(addr_of A "$fam") b=$(addr_of B "$fam")
 	client_syn=$(sp_first_line "$E2E_WORK/b.pcap" "$b" 'Flags [S]')
 	client_ack=$(sp_first_line "$E2E_WORK/b.pcap" "$b" 'Flags [.]')
@@ -245,7 +255,12 @@ sp_check_server_side() { # FAMILY TIMESTAMPS SACK A_RMEM
 	awk -v syn="${server_syn%% *}" -v ack="${client_ack%% *}" 'BEGIN { exit !(syn >= ack) }' ||
 		fail "A got a SYN at ${server_syn%% *}, before the client's ACK at ${client_ack%% *}"
 	log "ok: A's first SYN (${server_syn%% *}) came after the client's ACK (${client_ack%% *})"
-	assert_eq "$(sp_field "$server_syn" mss)" "$(sp_field "$client_syn" mss)" "MSS of the SYN A got"
+	want_mss=$(sp_field "$client_syn" mss)
+	if [ "$tstamps" = 0 ]; then
+		want_mss=1220
+		[ "$fam" = 4 ] && { [ "$sack" = 1 ] && want_mss=1300 || want_mss=536; }
+	fi
+	assert_eq "$(sp_field "$server_syn" mss)" "$want_mss" "MSS of the SYN A got"
 	if [ "$sack" = 1 ]; then
 		[[ "$server_syn" == *sackOK* ]] || fail "the client offered SACK, the SYN to A has none"
 	else

@@ -12,7 +12,7 @@ static const uint16_t nots_mss6[COOKIE_NOTS_MSS_ENTRIES] = COOKIE_NOTS_MSS6_TABL
 uint16_t ref_cookie_mss(int family, unsigned int index, bool ts)
 {
 	if (!ts)
-		return family == FLOW_FAMILY_IPV4 ? nots_mss4[index % 4] : nots_mss6[index % 4];
+		return family == FLOW_FAMILY_IPV4 ? nots_mss4[index % 2] : nots_mss6[index % 2];
 	return family == FLOW_FAMILY_IPV4 ? mss4[index % 8] : mss6[index % 8];
 }
 
@@ -30,11 +30,39 @@ uint32_t ref_cookie_opt_bits(unsigned int mss_index, const struct ref_cookie_opt
 {
 	uint32_t wscale = o->wscale > COOKIE_TCP_WSCALE_MAX ? COOKIE_TCP_WSCALE_MAX : o->wscale;
 
-	if (!ts)	/* MSS class, SACK at bit 2, window scale 8 at bit 3 */
-		return (mss_index & 3u) | (o->sack_ok ? 1u << 2 : 0) |
-		       (o->wscale_ok && wscale == 8 ? 1u << 3 : 0);
+	if (!ts)	/* one bit: MSS class 1 with SACK and window scale 8, or nothing */
+		return mss_index % 2 == 1 && o->sack_ok && o->wscale_ok && wscale == 8;
 	return (mss_index & 7u) | (o->wscale_ok ? (wscale + 1) << 3 : 0) |
 	       (o->sack_ok ? 1u << 7 : 0) | (o->ecn_ok ? 1u << 8 : 0);
+}
+
+void ref_cookie_decode(int family, uint32_t opt_bits, bool ts, struct ref_cookie_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	if (!ts) {
+		bool full = opt_bits & 1;
+
+		o->mss = ref_cookie_mss(family, full ? 1 : 0, false);
+		o->sack_ok = full;
+		o->wscale_ok = full;
+		o->wscale = full ? 8 : 0;
+		return;
+	}
+	o->mss = ref_cookie_mss(family, opt_bits & 7, true);
+	o->wscale_ok = ((opt_bits >> 3) & 0xf) != 0;
+	o->wscale = o->wscale_ok ? (uint8_t)(((opt_bits >> 3) & 0xf) - 1) : 0;
+	o->sack_ok = opt_bits & (1u << 7);
+	o->ecn_ok = opt_bits & (1u << 8);
+}
+
+uint32_t ref_cookie_key_gen(uint32_t key_gen, uint64_t key_rotated_ns, uint32_t slot)
+{
+	uint32_t rotated_slot = (uint32_t)(key_rotated_ns >> 36);
+
+	/* The slot of the rotation and those before it: the previous key (signed, for slot -1). */
+	if (key_gen > 0 && (int32_t)(slot - rotated_slot) <= 0)
+		return key_gen - 1;
+	return key_gen;
 }
 
 int ref_cookie_hash(const struct isn_key *key, const struct flow_key *fk, uint32_t client_isn,
@@ -57,71 +85,47 @@ int ref_cookie_hash(const struct isn_key *key, const struct flow_key *fk, uint32
 	return ref_siphash24(key, msg, len, h);
 }
 
-int ref_cookie_make(const struct isn_key *key, uint32_t key_gen, const struct flow_key *fk,
-		    uint32_t client_isn, uint32_t slot, uint32_t opt_bits, bool ts,
-		    uint32_t *cookie, uint32_t *tsval)
+int ref_cookie_make(const struct isn_key *key, const struct flow_key *fk, uint32_t client_isn,
+		    uint32_t slot, uint32_t opt_bits, bool ts, uint32_t *cookie, uint32_t *tsval)
 {
-	uint32_t word = ts ? (opt_bits & 0x1ff) | 1u << 9 : opt_bits & 0xf;
-	uint32_t clear = (key_gen % 2) | (slot % 4) << 1;
+	uint32_t word = ts ? (opt_bits & 0x1ff) | 1u << 9 : opt_bits & 1;
 	uint64_t h;
 
 	if (ref_cookie_hash(key, fk, client_isn, slot, word, &h))
 		return -1;
 	if (ts) {
-		/* bits 31-3 of the cookie from h's top half; TSval: h's bits 31-9, then the options */
-		*cookie = ((uint32_t)(h >> 32) & ~7u) | clear;
+		/* the cookie: h's top half; TSval: h's bits 31-9, then the options */
+		*cookie = (uint32_t)(h >> 32);
 		*tsval = ((uint32_t)h & ~0x1ffu) | (opt_bits & 0x1ff);
 	} else {
-		*cookie = ((uint32_t)(h >> 32) & ~0x7fu) | (opt_bits & 0xf) << 3 | clear;
+		/* bits 31-1 from h's top half, bit 0 the option bit */
+		*cookie = ((uint32_t)(h >> 32) & ~1u) | (opt_bits & 1);
 		*tsval = 0;
 	}
 	return 0;
 }
 
 enum cookie_verdict ref_cookie_check(const struct isn_key keys[ISN_KEY_SLOTS],
-					 uint32_t key_gen, uint64_t key_rotated_ns,
-					 const struct flow_key *fk, uint32_t client_isn,
-					 uint32_t cookie, uint64_t now_ns, bool ts, uint32_t tsecr,
-					 struct ref_cookie_opts *o)
+				     uint32_t key_gen, uint64_t key_rotated_ns,
+				     const struct flow_key *fk, uint32_t client_isn,
+				     uint32_t cookie, uint64_t now_ns, bool ts, uint32_t tsecr,
+				     struct ref_cookie_opts *o)
 {
-	uint32_t now_slot = (uint32_t)(now_ns >> 36), slot, gen = key_gen;
-	uint32_t opt_bits = ts ? tsecr & 0x1ff : (cookie >> 3) & 0xf;
-	uint32_t want_cookie, want_tsval;
+	uint32_t now_slot = (uint32_t)(now_ns >> 36);
+	uint32_t opt_bits = ts ? tsecr & 0x1ff : cookie & 1;
 
-	if (((cookie >> 1) & 3) == now_slot % 4)
-		slot = now_slot;
-	else if (((cookie >> 1) & 3) == (now_slot - 1) % 4)
-		slot = now_slot - 1;
-	else
-		return COOKIE_EXPIRED;
-	if ((cookie & 1) != key_gen % 2) {
-		/*
-		 * The previous key: until a cookie lifetime (2 slots) after the
-		 * rotation. key_gen says the rotation has happened, so a stamp
-		 * later than now (taken on a clock ahead of the one now is read
-		 * from) means it has only just happened.
-		 */
-		if (key_gen == 0 || now_ns >= key_rotated_ns + 2 * (1ULL << 36))
-			return COOKIE_UNKNOWN_KEY;
-		gen = key_gen - 1;
+	/* This slot's cookie or the previous one's, each with the key its slot's cookies have. */
+	for (uint32_t back = 0; back < 2; back++) {
+		uint32_t slot = now_slot - back, want_cookie, want_tsval;
+		uint32_t gen = ref_cookie_key_gen(key_gen, key_rotated_ns, slot);
+
+		if (ref_cookie_make(&keys[gen % ISN_KEY_SLOTS], fk, client_isn, slot, opt_bits, ts,
+				    &want_cookie, &want_tsval))
+			return COOKIE_BAD_MAC;
+		if (want_cookie == cookie && (!ts || want_tsval == tsecr)) {
+			ref_cookie_decode(fk->family, opt_bits, ts, o);
+			return COOKIE_OK;
+		}
 	}
-	if (ref_cookie_make(&keys[gen % ISN_KEY_SLOTS], gen, fk, client_isn, slot, opt_bits, ts,
-			    &want_cookie, &want_tsval))
-		return COOKIE_BAD_MAC;
-	if (want_cookie != cookie || (ts && want_tsval != tsecr))
-		return COOKIE_BAD_MAC;
-	memset(o, 0, sizeof(*o));
-	if (!ts) {
-		o->mss = ref_cookie_mss(fk->family, opt_bits & 3, false);
-		o->sack_ok = opt_bits & (1u << 2);
-		o->wscale_ok = opt_bits & (1u << 3);
-		o->wscale = o->wscale_ok ? 8 : 0;
-		return COOKIE_OK;
-	}
-	o->mss = ref_cookie_mss(fk->family, opt_bits & 7, true);
-	o->wscale_ok = ((opt_bits >> 3) & 0xf) != 0;
-	o->wscale = o->wscale_ok ? (uint8_t)(((opt_bits >> 3) & 0xf) - 1) : 0;
-	o->sack_ok = opt_bits & (1u << 7);
-	o->ecn_ok = opt_bits & (1u << 8);
-	return COOKIE_OK;
+	return COOKIE_BAD_MAC;
 }
