@@ -214,4 +214,14 @@ int isnguard_tc_egress(struct __sk_buff *skb)
 	return tc_verdict(stat);
 }
 
+/*
+ * The tick device's ingress (bpf/resend.h): its IGMP query, once a second,
+ * carries the translating proxy's due SYN resends and give-up RSTs.
+ */
+SEC("tc")
+int isnguard_tc_tick(struct __sk_buff *skb)
+{
+	return resend_tick(skb);
+}
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -31,6 +31,7 @@
 #include "ctx.h"
 #include "flow.h"
 #include "parse.h"
+#include "resend.h"
 #include "stats.h"
 #include "synhdr.h"
 #include "synopt.h"
@@ -317,9 +318,10 @@ static __always_inline bool proxy_tuple_busy(const struct ctx *c, const struct p
 	return !tcp_flow_key(c, pkt, false, &fk) && proxy_tuple_busy_key(&fk);
 }
 
-/* Removes a proxied flow's entry (the connection failed to open). */
+/* Removes a proxied flow's entry (the connection failed to open), and its resends. */
 static __always_inline void proxy_flow_remove(const struct flow_key *fk)
 {
+	bpf_map_delete_elem(&isn_syn_resend, fk);
 	if (!bpf_map_delete_elem(&isn_flows, fk)) {
 		flow_count_add(-1);
 		stat_inc(STAT_FLOW_REMOVED);

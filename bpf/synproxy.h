@@ -791,8 +791,14 @@ static __always_inline int synproxy_ack_req(const struct ctx *c, const struct pk
 	if (ret != SYNPROXY_TRANSLATE && ret != SYNPROXY_LOCAL)
 		return ret;
 	copy = *pkt;
-	if (ret == SYNPROXY_TRANSLATE)
-		return proxy_open(c->ctx, &copy, &req);
+	if (ret == SYNPROXY_TRANSLATE) {
+		ret = proxy_open(c->ctx, &copy, &req);
+		if (ret == STAT_PROXY_SYN) {
+			copy = *pkt;
+			resend_track(c->ctx, &copy);	/* isnguard resends it while the server is silent */
+		}
+		return ret;
+	}
 	ret = synproxy_assign(c->ctx, &copy, &req);
 	if (ret == STAT_COOKIE_HANDSHAKE) {
 		copy = *pkt;
@@ -820,6 +826,10 @@ static __always_inline int synproxy_opening(const struct ctx *c, const struct pk
 
 	if (!th)
 		return STAT_PASS_TRUNCATED;
+	/* isnguard's own SYN, resent (bpf/resend.h), comes in here: it passes untouched. */
+	if ((pkt->tcp_flags & (TCPF_SYN | TCPF_ACK | TCPF_RST | TCPF_FIN)) == TCPF_SYN &&
+	    bpf_ntohl(th->seq) + 1 == st->host_ack)
+		return STAT_PROXY_INJECTED;
 	if (!synproxy_ack_candidate(c, pkt) || bpf_ntohl(th->seq) != st->host_ack ||
 	    bpf_ntohl(th->ack_seq) != st->wire_isn + 1)
 		return STAT_PROXY_HELD;

@@ -315,7 +315,11 @@ struct fastpath_scratch {
 	 * An event beside the cookie_ack_invalid_* decision: the invalid	\
 	 * cookie ACK went to the host's stack (invalid_ack_rate), not dropped	\
 	 */								\
-	X(STAT_COOKIE_INVALID_TO_STACK,	"cookie_ack_invalid_to_stack")
+	X(STAT_COOKIE_INVALID_TO_STACK,	"cookie_ack_invalid_to_stack")	\
+	/* the translating SYN proxy's own SYN resends (bpf/resend.h) */ \
+	X(STAT_PROXY_SYN_RESENT,	"proxy_syn_resent")		\
+	X(STAT_PROXY_GAVE_UP,		"proxy_server_gave_up")		\
+	X(STAT_PROXY_RESEND_UNTRACKED,	"proxy_resend_untracked")
 
 #define ISNGUARD_STAT_ENUM(name, text) name,
 enum isn_stat {
@@ -372,6 +376,7 @@ struct link_info {
 #define ISN_MAP_SYN_RATE "isn_syn_rate"
 #define ISN_MAP_SWEEPER "isn_sweeper"
 #define ISN_MAP_FLOW_COUNT "isn_flow_count"
+#define ISN_MAP_SYN_RESEND "isn_syn_resend"
 #define ISN_MAP_FASTPATH "isn_fastpath"	/* the program's own: not pinned */
 #define ISN_DEFAULT_MAX_FLOWS 262144
 /*
@@ -429,6 +434,41 @@ enum synproxy_path {
  * after the cookie ACK: the peer's next segment gets a RST.
  */
 #define SYNPROXY_CONNECT_TIMEOUT_NS (10ULL * 1000000000ULL)
+
+/*
+ * isnguard resends the SYN to a silent server itself, as the client's stack
+ * would have resent its own (Linux: 1 s, then doubling): at 1, 3 and 7 s
+ * after the first, and at SYNPROXY_CONNECT_TIMEOUT_NS it gives up, the
+ * client gets a RST and the entry goes. The clock is the tick device
+ * (ISN_TICK_DEV, bpf/resend.h): these are checked once a second.
+ */
+#define SYNPROXY_SYN_RESENDS 3
+#define SYNPROXY_RESEND_FIRST_NS 1000000000ULL
+/* Proxied connections whose server has not answered, tracked for resends at once. */
+#define SYNPROXY_RESEND_MAX 16384
+
+/*
+ * One proxied connection whose server has not answered (map isn_syn_resend,
+ * keyed by its flow_key): what it takes to send its SYN again, or the
+ * client its RST, with no packet of the flow at hand.
+ */
+struct syn_resend {
+	__u64 first_ns;		/* the first SYN (bpf_ktime_get_coarse_ns) */
+	__u64 netns_ino;	/* the network namespace of ifindex (the loader's, per object) */
+	__u32 ifindex;		/* where the cookie ACK came in: the SYN goes in there again */
+	__u32 resends;		/* SYNs sent again so far */
+	__u32 tcp_len;		/* bytes of tcp */
+	__u8 macs[12];		/* the cookie ACK's Ethernet destination and source (zero: L3) */
+	__u32 tcp[10];		/* the SYN's TCP header, checksum 0 (bpf/synhdr.h's words) */
+};
+
+/*
+ * The tick device: a bridge with no ports whose IGMP querier the kernel runs
+ * every second, each query arriving at the bridge's own ingress, where
+ * isnguard_tc_tick takes it as the carrier of due resends. Made by attach,
+ * removed with the state.
+ */
+#define ISN_TICK_DEV "isnguard-tick"
 
 /* What the host's TCP stack would negotiate (its sysctls), so the SYN-ACK offers only that. */
 enum synproxy_flag {

@@ -20,8 +20,9 @@ prefix=isnguard-kernels
 
 # Modules Debian builds as such that the guest needs: the unit suite none
 # (BPF_PROG_TEST_RUN, no device), the CLI on lo clsact and its BPF filters
-# (a real system loads them on demand; the initramfs has no modprobe setup).
-modules=(sch_ingress cls_bpf)
+# (a real system loads them on demand; the initramfs has no modprobe setup),
+# and the bridge the attach makes its tick device of (bpf/resend.h).
+modules=(sch_ingress cls_bpf bridge)
 
 die() { echo "test-kernels: $*" >&2; exit 1; }
 

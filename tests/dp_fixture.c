@@ -86,6 +86,8 @@ static struct bpf_program *prog_of(enum dp_prog prog)
 		return skel->progs.isnguard_xdp_cookie;
 	case DP_TC_COOKIE:
 		return skel->progs.isnguard_tc_cookie;
+	case DP_TC_TICK:
+		return skel->progs.isnguard_tc_tick;
 	default:
 		return skel->progs.isnguard_tc_egress;
 	}
@@ -94,7 +96,7 @@ static struct bpf_program *prog_of(enum dp_prog prog)
 const char *dp_prog_name(enum dp_prog prog)
 {
 	static const char *const names[] = { "xdp ingress", "tc ingress", "tc egress",
-					     "xdp cookie", "tc cookie" };
+					     "xdp cookie", "tc cookie", "tc tick" };
 
 	return names[prog];
 }
@@ -181,6 +183,7 @@ bool dp_flows_clear(void)
 		return false;
 	return map_clear(bpf_map__fd(skel->maps.isn_flows)) &&
 	       map_clear(bpf_map__fd(skel->maps.isn_opening)) &&
+	       map_clear(bpf_map__fd(skel->maps.isn_syn_resend)) &&
 	       !bpf_map_update_elem(bpf_map__fd(skel->maps.isn_flow_count), &zero, &zero_count,
 				    BPF_ANY);
 }
@@ -332,6 +335,20 @@ bool dp_flow_put(const struct flow_key *fk, const struct flow_state *st)
 	if (!loaded("dp_flow_put"))
 		return false;
 	return bpf_map_update_elem(bpf_map__fd(skel->maps.isn_flows), fk, st, BPF_ANY) == 0;
+}
+
+bool dp_resend_get(const struct flow_key *fk, struct syn_resend *r)
+{
+	if (!loaded("dp_resend_get"))
+		return false;
+	return bpf_map_lookup_elem(bpf_map__fd(skel->maps.isn_syn_resend), fk, r) == 0;
+}
+
+bool dp_resend_put(const struct flow_key *fk, const struct syn_resend *r)
+{
+	if (!loaded("dp_resend_put"))
+		return false;
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.isn_syn_resend), fk, r, BPF_ANY) == 0;
 }
 
 uint64_t dp_stat(enum isn_stat stat)

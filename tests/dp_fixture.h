@@ -20,6 +20,7 @@ enum dp_prog {
 	DP_TC_EGRESS,
 	DP_XDP_COOKIE,		/* the SYN-proxy half alone, beside tc ingress */
 	DP_TC_COOKIE,		/* cookie ACKs beside XDP ingress */
+	DP_TC_TICK,		/* the tick device's ingress: the proxy's SYN resends */
 };
 
 #define DP_FLOW_TABLE_SIZE 4096
@@ -58,6 +59,10 @@ bool dp_flow_get(const struct flow_key *fk, struct flow_state *st);
 /* Writes an entry of the flow table (isn_flows), made or replaced. */
 bool dp_flow_put(const struct flow_key *fk, const struct flow_state *st);
 bool dp_flow_get_in(const struct flow_key *fk, struct flow_state *st, bool *opening);
+
+/* The translating proxy's resend record of a flow (isn_syn_resend). */
+bool dp_resend_get(const struct flow_key *fk, struct syn_resend *r);
+bool dp_resend_put(const struct flow_key *fk, const struct syn_resend *r);
 
 /* The SYN proxy: mode (SYNPROXY_OFF to switch it off), settings and one protected port. */
 bool dp_set_synproxy(const struct synproxy_config *cfg, uint16_t port);

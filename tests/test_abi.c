@@ -171,6 +171,14 @@ TEST(test_abi_link_records_match_btf)
 	CHECK_STRUCT(DATAPATH_OBJ, link_info, info_members);
 }
 
+TEST(test_abi_syn_resend_matches_btf)
+{
+	static const struct abi_member members[] =
+		MEMBERS(syn_resend, first_ns, netns_ino, ifindex, resends, tcp_len, macs, tcp);
+
+	CHECK_STRUCT(DATAPATH_OBJ, syn_resend, members);
+}
+
 static void check_enum_value(struct btf *btf, const char *enum_name, const char *name, long value)
 {
 	int id = btf__find_by_name_kind(btf, enum_name, BTF_KIND_ENUM);
@@ -220,4 +228,5 @@ TEST(test_abi_structs_have_no_implicit_padding)
 	ASSERT_EQ(sizeof(struct flow_sweeper), 16 + 2 * 4, "flow_sweeper size");
 	ASSERT_EQ(sizeof(struct link_key), 8 + 4 + 4, "link_key size");
 	ASSERT_EQ(sizeof(struct link_info), 16 + 4 * 4 + 8, "link_info size");
+	ASSERT_EQ(sizeof(struct syn_resend), 2 * 8 + 3 * 4 + 12 + 10 * 4, "syn_resend size");
 }

@@ -1477,6 +1477,28 @@ static void proxy_expect(enum dp_prog prog, const struct pkt_spec *in_spec,
 	ASSERT_TRUE(pkt_csums_ok(out, out_len), what);
 }
 
+/* The SYN to the server: the client's ISN, the cookie's options in Linux's order, no data. */
+static void proxy_syn_frame(const struct proxy_conn *pc, struct pkt_spec *syn)
+{
+	const struct proxy_case *c = pc->c;
+
+	*syn = pc->client;
+	syn->flags = TH_SYN;
+	syn->seq = CLIENT_ISN;
+	syn->window = rescaled(502, PROXY_CLIENT_WSCALE(c), 0);
+	pkt_opt_mss(syn, ref_cookie_mss(c->family, PROXY_MSS_INDEX(c), c->ts));
+	if (c->ts) {
+		pkt_opt_sack_perm(syn);
+		pkt_opt_timestamp(syn, CLIENT_TSVAL + 3, 0);
+	} else {
+		pkt_opt_nop(syn);
+		pkt_opt_nop(syn);
+		pkt_opt_sack_perm(syn);
+	}
+	pkt_opt_nop(syn);
+	pkt_opt_wscale(syn, PROXY_CLIENT_WSCALE(c));
+}
+
 /* The client's cookie ACK: in, the SYN to the server out (not the ACK's data). */
 static bool proxy_open_step(struct proxy_conn *pc, enum dp_prog prog)
 {
@@ -1485,7 +1507,7 @@ static bool proxy_open_step(struct proxy_conn *pc, enum dp_prog prog)
 	struct ref_cookie_opts o = { .wscale = (uint8_t)PROXY_CLIENT_WSCALE(c), .wscale_ok = true,
 				     .sack_ok = true };
 	uint32_t slot = (uint32_t)(mono_coarse_ns() >> COOKIE_SLOT_SHIFT);
-	struct pkt_spec ack = pc->client, syn = pc->client;
+	struct pkt_spec ack = pc->client, syn;
 	struct flow_state st;
 	struct isn_key key;
 	uint64_t before = dp_stat(STAT_PROXY_SYN);
@@ -1507,21 +1529,7 @@ static bool proxy_open_step(struct proxy_conn *pc, enum dp_prog prog)
 		pkt_opt_nop(&ack);
 		pkt_opt_timestamp(&ack, CLIENT_TSVAL + 3, pc->cookie_tsval);
 	}
-	/* The SYN: the client's ISN, the cookie's options in Linux's order, no data. */
-	syn.flags = TH_SYN;
-	syn.seq = CLIENT_ISN;
-	syn.window = rescaled(502, PROXY_CLIENT_WSCALE(c), 0);
-	pkt_opt_mss(&syn, ref_cookie_mss(c->family, PROXY_MSS_INDEX(c), c->ts));
-	if (c->ts) {
-		pkt_opt_sack_perm(&syn);
-		pkt_opt_timestamp(&syn, CLIENT_TSVAL + 3, 0);
-	} else {
-		pkt_opt_nop(&syn);
-		pkt_opt_nop(&syn);
-		pkt_opt_sack_perm(&syn);
-	}
-	pkt_opt_nop(&syn);
-	pkt_opt_wscale(&syn, PROXY_CLIENT_WSCALE(c));
+	proxy_syn_frame(pc, &syn);
 	proxy_expect(prog, &ack, &syn, TC_ACT_UNSPEC_VERDICT, "cookie ACK -> SYN to the server");
 	ASSERT_EQ(dp_stat(STAT_PROXY_SYN), before + 1, "proxy_syn_to_server");
 	if (!ASSERT_TRUE(dp_flow_get(&pc->fk, &st), "flow entry made by the cookie ACK"))
@@ -1839,6 +1847,229 @@ TEST(test_proxy_silent_server_gets_the_client_a_rst)
 		     "the client's ACK answered with a RST");
 	ASSERT_EQ(dp_stat(STAT_PROXY_TIMEOUT), before + 1, "proxy_server_timeout");
 	ASSERT_TRUE(!dp_flow_get(&pc.fk, &st), "the entry is gone");
+}
+
+/*
+ * The tick device's carrier: the IGMPv2 general query a bridge's querier
+ * sends itself (RFC 2236 2: 0.0.0.0 to 224.0.0.1, Router Alert, TTL 1).
+ */
+static size_t igmp_query(uint8_t *buf)
+{
+	static const uint8_t router_alert[4] = { 0x94, 0x04, 0, 0 };
+	uint8_t query[8] = { 0x11, 100, 0, 0, 0, 0, 0, 0 };
+	struct pkt_spec q = { .ttl = 1, .l4_proto = 2, .payload = query,
+			      .payload_len = sizeof(query) };
+	uint16_t sum = pkt_fold(pkt_sum(query, sizeof(query), 0));
+
+	memcpy(query + 2, &sum, 2);
+	pkt_set_addrs(&q, "0.0.0.0", "224.0.0.1");
+	memcpy(q.eth_dst, "\x01\x00\x5e\x00\x00\x01", 6);
+	memcpy(q.eth_src, "\x02\x00\x00\x00\x00\x7b", 6);
+	memcpy(q.ip_opts, router_alert, sizeof(router_alert));
+	q.ip_opts_len = sizeof(router_alert);
+	return pkt_build(&q, buf, PKT_MAX_LEN);
+}
+
+/* One run of the tick program on its carrier; out is what the last rewrite left. */
+static bool tick_run(uint8_t *out, size_t *out_len, const char *what)
+{
+	uint8_t in[PKT_MAX_LEN];
+	size_t in_len = igmp_query(in);
+	uint32_t verdict;
+
+	if (!ASSERT_TRUE(in_len > 0, "IGMP query built") ||
+	    !dp_run(DP_TC_TICK, in, in_len, out, out_len, &verdict))
+		return false;
+	ASSERT_EQ(verdict, TC_ACT_SHOT_VERDICT, what);
+	return true;
+}
+
+/* A proxied flow opened by its cookie ACK, its resend record aged by age_ns. */
+static bool proxy_opened_aged(struct proxy_conn *pc, const struct proxy_case *c, uint16_t cport,
+			      uint64_t age_ns, struct syn_resend *r)
+{
+	if (!setup(&sp_translate, SP_PORT) || !dp_flows_clear())
+		return false;
+	proxy_conn_init(pc, c, cport);
+	if (!proxy_open_step(pc, DP_TC_COOKIE) ||
+	    !ASSERT_TRUE(dp_resend_get(&pc->fk, r), "resend record made with the first SYN"))
+		return false;
+	r->first_ns -= age_ns;
+	return ASSERT_TRUE(dp_resend_put(&pc->fk, r), "resend record aged");
+}
+
+/* The first SYN is recorded as it went out: its TCP header, the ACK's interface and MACs. */
+TEST(test_proxy_first_syn_recorded_for_resends)
+{
+	static const struct proxy_case c = { .name = "record", .family = 4, .ts = true };
+	uint8_t want[PKT_MAX_LEN];
+	struct pkt_layout lay;
+	struct proxy_conn pc;
+	struct pkt_spec syn;
+	struct syn_resend r;
+	size_t want_len;
+	uint64_t now = mono_coarse_ns();
+
+	if (!proxy_opened_aged(&pc, &c, CLIENT_PORT + 500, 0, &r))
+		return;
+	proxy_syn_frame(&pc, &syn);
+	want_len = pkt_build(&syn, want, sizeof(want));
+	if (!ASSERT_TRUE(pkt_parse(want, want_len, &lay), "SYN parsed"))
+		return;
+	want[lay.l4_off + 16] = want[lay.l4_off + 17] = 0;	/* the checksum is the tick's */
+	ASSERT_EQ(r.tcp_len, lay.l4_len, "tcp_len");
+	ASSERT_MEMEQ(r.tcp, want + lay.l4_off, lay.l4_len, "the SYN's TCP header");
+	ASSERT_MEMEQ(r.macs, pc.client.eth_dst, 6, "the ACK's Ethernet destination");
+	ASSERT_MEMEQ(r.macs + 6, pc.client.eth_src, 6, "the ACK's Ethernet source");
+	ASSERT_EQ(r.resends, 0, "no resend yet");
+	ASSERT_EQ(r.ifindex, 1, "the interface the ACK came in by (lo under BPF_PROG_TEST_RUN)");
+	ASSERT_TRUE(r.first_ns <= now + 100000000ULL && r.first_ns + 1000000000ULL > now,
+		    "first_ns is now");
+
+	test_case_begin("cookie_ack_again_keeps_the_record");
+	r.resends = 2;
+	if (ASSERT_TRUE(dp_resend_put(&pc.fk, &r), "record with 2 resends") &&
+	    proxy_open_step(&pc, DP_TC_INGRESS) && ASSERT_TRUE(dp_resend_get(&pc.fk, &r), "record"))
+		ASSERT_EQ(r.resends, 2, "kept, not made anew");
+	dp_flows_clear();
+}
+
+/*
+ * A server silent a second after the first SYN: the tick's carrier becomes
+ * the same SYN (fresh IP header, as Linux's: DF, TTL 64), byte for byte
+ * the reference's. The IPv6 flow's comes from the IPv4 query.
+ */
+TEST(test_proxy_tick_resends_the_syn_to_a_silent_server)
+{
+	static const struct proxy_case cases[] = {
+		{ .name = "ipv4_timestamps", .family = 4, .ts = true },
+		{ .name = "ipv6_no_timestamps", .family = 6 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint8_t out[PKT_MAX_LEN], want[PKT_MAX_LEN];
+		size_t out_len, want_len;
+		struct proxy_conn pc;
+		struct pkt_spec syn;
+		struct syn_resend r;
+		uint64_t before;
+
+		test_case_begin("%s", cases[i].name);
+		if (!proxy_opened_aged(&pc, &cases[i], (uint16_t)(CLIENT_PORT + 510 + i),
+				       1500000000ULL, &r))
+			return;
+		proxy_syn_frame(&pc, &syn);
+		if (syn.family == 4)
+			syn.frag_off = 0x4000;
+		want_len = pkt_build(&syn, want, sizeof(want));
+		before = dp_stat(STAT_PROXY_SYN_RESENT);
+		if (!tick_run(out, &out_len, "carrier dropped"))
+			return;
+		ASSERT_EQ(dp_stat(STAT_PROXY_SYN_RESENT), before + 1, "proxy_syn_resent");
+		ASSERT_EQ(out_len, want_len, "SYN length");
+		ASSERT_MEMEQ(out, want, want_len, "the SYN again");
+		ASSERT_TRUE(pkt_csums_ok(out, out_len), "checksums");
+		if (ASSERT_TRUE(dp_resend_get(&pc.fk, &r), "record kept"))
+			ASSERT_EQ(r.resends, 1, "one resend");
+
+		/* The next is due 3 s after the first SYN: not yet. */
+		test_case_begin("%s_second_not_yet_due", cases[i].name);
+		if (tick_run(out, &out_len, "carrier dropped"))
+			ASSERT_EQ(dp_stat(STAT_PROXY_SYN_RESENT), before + 1, "no resend");
+	}
+	dp_flows_clear();
+}
+
+/* Past the connect timeout: the client gets a RST at exactly its RCV.NXT; both entries go. */
+TEST(test_proxy_tick_gives_up_with_a_rst_to_the_client)
+{
+	static const struct proxy_case c = { .name = "gave_up", .family = 4, .ts = true };
+	uint8_t out[PKT_MAX_LEN], want[PKT_MAX_LEN];
+	size_t out_len, want_len;
+	struct proxy_conn pc;
+	struct pkt_spec rst;
+	struct syn_resend r;
+	struct flow_state st;
+	uint64_t before;
+
+	if (!proxy_opened_aged(&pc, &c, CLIENT_PORT + 520,
+			       SYNPROXY_CONNECT_TIMEOUT_NS + 500000000ULL, &r))
+		return;
+	rst = pc.server;
+	rst.flags = TH_RST;
+	rst.seq = pc.cookie + 1;
+	rst.frag_off = 0x4000;
+	want_len = pkt_build(&rst, want, sizeof(want));
+	before = dp_stat(STAT_PROXY_GAVE_UP);
+	if (!tick_run(out, &out_len, "carrier dropped"))
+		return;
+	ASSERT_EQ(dp_stat(STAT_PROXY_GAVE_UP), before + 1, "proxy_server_gave_up");
+	ASSERT_EQ(out_len, want_len, "RST length");
+	ASSERT_MEMEQ(out, want, want_len, "RST from the server's address, MACs turned");
+	ASSERT_TRUE(pkt_csums_ok(out, out_len), "checksums");
+	ASSERT_TRUE(!dp_flow_get(&pc.fk, &st), "the flow entry is gone");
+	ASSERT_TRUE(!dp_resend_get(&pc.fk, &r), "the resend record is gone");
+}
+
+/* The server answered: the tick sends nothing for the flow and forgets it. */
+TEST(test_proxy_tick_forgets_a_flow_the_server_answered)
+{
+	static const struct proxy_case c = { .name = "answered", .family = 4, .ts = true,
+					     .server_scales = true };
+	uint8_t out[PKT_MAX_LEN];
+	size_t out_len;
+	struct proxy_conn pc;
+	struct syn_resend r;
+	uint64_t before;
+
+	if (!proxy_opened_aged(&pc, &c, CLIENT_PORT + 530, 1500000000ULL, &r) ||
+	    !proxy_synack_step(&pc, DP_TC_COOKIE))
+		return;
+	before = dp_stat(STAT_PROXY_SYN_RESENT);
+	if (tick_run(out, &out_len, "carrier dropped"))
+		ASSERT_EQ(dp_stat(STAT_PROXY_SYN_RESENT), before, "no resend");
+	ASSERT_TRUE(!dp_resend_get(&pc.fk, &r), "the resend record is gone");
+	dp_flows_clear();
+}
+
+/*
+ * The resent SYN comes in at the interface the cookie ACK did: tc ingress
+ * passes it untouched (it dropped it as a segment of a flow still opening).
+ */
+TEST(test_proxy_resent_syn_passes_tc_ingress_untouched)
+{
+	static const struct proxy_case c = { .name = "own_syn", .family = 4, .ts = true };
+	struct proxy_conn pc;
+	struct pkt_spec syn;
+	struct syn_resend r;
+	uint64_t before;
+
+	if (!proxy_opened_aged(&pc, &c, CLIENT_PORT + 540, 0, &r))
+		return;
+	proxy_syn_frame(&pc, &syn);
+	syn.frag_off = 0x4000;
+	before = dp_stat(STAT_PROXY_INJECTED);
+	proxy_expect(DP_TC_INGRESS, &syn, &syn, TC_ACT_UNSPEC_VERDICT, "passes untouched");
+	ASSERT_EQ(dp_stat(STAT_PROXY_INJECTED), before + 1, "proxy_own_ack_passed");
+	dp_flows_clear();
+}
+
+/* Anything but an IGMP query on the tick device passes, and nothing is sent. */
+TEST(test_tick_passes_what_is_not_its_query)
+{
+	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN];
+	struct pkt_spec seg;
+	size_t in_len, out_len;
+	uint32_t verdict;
+
+	if (!ASSERT_TRUE(pkt_tcp_segment(&seg, CLIENT4, HOST4, 1000, 2000, TH_ACK, 1, 1),
+			 "segment"))
+		return;
+	in_len = pkt_build(&seg, in, sizeof(in));
+	if (!dp_run(DP_TC_TICK, in, in_len, out, &out_len, &verdict))
+		return;
+	ASSERT_EQ(verdict, TC_ACT_UNSPEC_VERDICT, "passes");
+	ASSERT_MEMEQ(out, in, in_len, "untouched");
 }
 
 /*

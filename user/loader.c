@@ -20,6 +20,7 @@
 #include "loader.h"
 #include "netdev.h"
 #include "pinned.h"
+#include "tick.h"
 
 #define XDP_PROG_NAME "isnguard_xdp"
 /* The SYN-cookie half alone, beside --ingress tc. */
@@ -30,7 +31,7 @@
 static const char *const pinned_maps[] = {
 	ISN_MAP_FLOWS, ISN_MAP_OPENING, ISN_MAP_CONFIG, ISN_MAP_KEY, ISN_MAP_STATS, ISN_MAP_LINKS,
 	ISN_MAP_SYNPROXY, ISN_MAP_SYNPROXY_PORTS, ISN_MAP_SYN_RATE, ISN_MAP_SWEEPER,
-	ISN_MAP_FLOW_COUNT,
+	ISN_MAP_FLOW_COUNT, ISN_MAP_SYN_RESEND,
 };
 
 uint64_t netns_inode(void)
@@ -552,6 +553,58 @@ static void select_programs(struct isnguard *skel, const struct attach_request *
 	bpf_program__set_autoload(skel->progs.isnguard_tc_ingress, tc);
 	bpf_program__set_autoload(skel->progs.isnguard_tc_cookie, !tc);
 	bpf_program__set_autoload(skel->progs.isnguard_xdp_cookie, tc && req->synproxy);
+	bpf_program__set_autoload(skel->progs.isnguard_tc_tick, true);
+}
+
+/*
+ * The tick device's filter (bpf/resend.h), this load's program replacing an
+ * older one. Without it the translating proxy resends a silent server's SYN
+ * only when the client retransmits, as before: a warning, not a failure.
+ */
+static void attach_tick(struct isnguard *skel, const struct attach_request *req)
+{
+	struct bpf_tc_hook hook;
+	struct bpf_tc_opts opts;
+	char msg[128];
+	int ifindex = tick_ensure(), err = ifindex < 0 ? ifindex : 0;
+
+	if (!err) {
+		tc_hook(&hook, ifindex, BPF_TC_INGRESS);
+		err = bpf_tc_hook_create(&hook);
+		if (err == -EEXIST)
+			err = 0;
+	}
+	if (!err) {
+		tc_filter_opts(&opts);
+		opts.prog_fd = bpf_program__fd(skel->progs.isnguard_tc_tick);
+		opts.flags = BPF_TC_F_REPLACE;
+		err = bpf_tc_attach(&hook, &opts);
+	}
+	if (err) {
+		libbpf_message(msg, sizeof(msg), err);
+		fprintf(stderr, "%s: warning: attach %s: tick device %s: %s: the SYN proxy resends "
+			"a SYN to a silent server only when the client retransmits\n", PROG_NAME,
+			req->ifname, ISN_TICK_DEV, msg);
+	}
+}
+
+/* Attachments left in this network namespace (after forget_link). */
+static int links_here(void)
+{
+	struct link_key cur, next;
+	uint64_t here = netns_inode();
+	int fd = pinned_map_open(ISN_MAP_LINKS), count = 0;
+	void *prev = NULL;
+
+	if (fd < 0)
+		return fd == -ENOENT ? 0 : fd;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		cur = next;
+		prev = &cur;
+		count += cur.netns_ino == here;
+	}
+	close(fd);
+	return count;
 }
 
 /* The XDP program called name, through libxdp; loads the object on the way. */
@@ -754,6 +807,7 @@ static int open_object(const struct attach_request *req, bool l3, uint32_t max_f
 		return err;
 	}
 	(*skel)->rodata->l3_device = l3;
+	(*skel)->rodata->netns_ino = netns_inode();
 	bpf_map__set_max_entries((*skel)->maps.isn_flows, isn_flows_capacity(max_flows));
 	bpf_map__set_max_entries((*skel)->maps.isn_opening, isn_opening_size(max_flows));
 	err = reuse_pinned_maps(*skel);
@@ -844,6 +898,7 @@ static int attach_locked(const struct attach_request *req, int ifindex)
 		cli_error("attach %s: tc egress attach failed: %s", req->ifname, msg);
 		goto undo;
 	}
+	attach_tick(skel, req);
 	err = record_link(skel, req, ifindex, in.prog_id, egress_id);
 	if (err) {
 		cli_error("attach %s: record the attachment: %s", req->ifname, strerror(-err));
@@ -962,6 +1017,13 @@ static int detach_locked(const char *ifname, int ifindex, bool keep_state, bool 
 		cli_error("detach %s: update %s: %s (state kept)", ifname, ISN_MAP_LINKS,
 			  strerror(-remaining));
 		return 0;
+	}
+	if (links_here() == 0) {
+		int tick_err = tick_remove();
+
+		if (tick_err)
+			fprintf(stderr, "%s: warning: detach %s: remove the tick device %s: %s\n",
+				PROG_NAME, ifname, ISN_TICK_DEV, strerror(-tick_err));
 	}
 	if (!keep_state && remaining == 0)
 		remove_state();

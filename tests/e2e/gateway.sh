@@ -308,3 +308,96 @@ test_synproxy_translate_path_data_while_the_server_side_opens_ipv4() {
 test_synproxy_translate_path_closed_port_is_refused_ipv4() {
 	host_translate check_synproxy_server_refuses 4
 }
+
+# ---- a SYN to A lost: isnguard resends it (bpf/resend.h) ----
+
+# A drops SYNs from B to the SYN proxy's port: the first one only (an
+# nftables set remembers B), or all of them.
+gw_drop_syns_from_b() { # first|all
+	local remember=
+	require_cmd nft
+	[ "$1" = first ] && remember="ip saddr != @seen add @seen { ip saddr }"
+	in_ns "$NS_A" nft -f - <<-EOF2 || fail "nft: the SYN drop rule in A"
+	table inet isng_e2e_drop {
+		set seen { type ipv4_addr; flags dynamic; }
+		chain input {
+			type filter hook input priority -10; policy accept;
+			ip saddr $B4 tcp dport $SP_PORT tcp flags & (syn | ack) == syn $remember counter drop
+		}
+	}
+	EOF2
+}
+
+# SYNs A dropped.
+gw_syns_dropped() {
+	in_ns "$NS_A" nft list chain inet isng_e2e_drop input |
+		sed -n 's/.*counter packets \([0-9]*\) .*/\1/p'
+}
+
+# A server that speaks first, as SMTP does: a banner line, then it closes.
+gw_banner_server() {
+	require_cmd python3
+	bg_start server "$NS_A" python3 -c "
+import socket
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('$A4', $SP_PORT)); s.listen(8); s.settimeout(30)
+c, _ = s.accept(); c.sendall(b'220 isnguard e2e\\r\\n'); c.close()"
+	wait_listen "$NS_A" "$SP_PORT"
+}
+
+# Its client: sends nothing at all (no data, no FIN) and prints what it
+# reads, or how the connection ended.
+gw_banner_client() { # TIMEOUT
+	bg_start client "$NS_B" python3 -c "
+import socket
+s = socket.create_connection(('$A4', $SP_PORT), timeout=$1)
+try:
+    print(s.recv(100).decode().strip())
+except ConnectionResetError:
+    print('reset')
+except socket.timeout:
+    print('timeout')"
+}
+
+# The server speaks first and A drops the first SYN from B: B's client
+# sends nothing after its cookie ACK, so only isnguard can send the SYN
+# again (a second later, proxy_syn_resent), and the banner arrives. Before,
+# the SYN was resent only on the client's retransmissions: it waited for ever.
+# needs the translate path
+test_gateway_synproxy_server_speaks_first_lost_syn_resent() {
+	gw_sp sp_setup
+	gw_drop_syns_from_b first
+	gw_banner_server
+	gw_banner_client 8
+	bg_wait client
+	bg_wait server
+	assert_eq "$(cat "$E2E_WORK/client.out")" "220 isnguard e2e" "what the client read"
+	assert_eq "$(gw_syns_dropped)" 1 "SYNs A dropped"
+	assert_eq "$(isng_counter proxy_syn_resent)" 1 "proxy_syn_resent"
+	assert_eq "$(isng_counter proxy_server_gave_up)" 0 "proxy_server_gave_up"
+}
+
+# A drops every SYN from B: the SYN is resent at 1, 3 and 7 s, and at the
+# connect timeout (10 s) the client gets a RST it accepts (its recv fails:
+# connection reset) and the entry goes.
+# needs the translate path
+test_gateway_synproxy_silent_server_client_reset() {
+	gw_sp sp_setup
+	gw_drop_syns_from_b all
+	gw_banner_server
+	gw_banner_client 20
+	bg_wait client
+	assert_eq "$(cat "$E2E_WORK/client.out")" reset "how the client's connection ended"
+	assert_eq "$(gw_syns_dropped)" 4 "SYNs A dropped (the first and 3 resends)"
+	assert_eq "$(isng_counter proxy_syn_resent)" 3 "proxy_syn_resent"
+	assert_eq "$(isng_counter proxy_server_gave_up)" 1 "proxy_server_gave_up"
+	assert_eq "$(isng_counter proxy_syn_to_server)" 1 "proxy_syn_to_server (the client resent nothing)"
+}
+
+# The same under --ingress tc: the resent SYN, coming in at m1 again,
+# passes tc ingress untouched (proxy_own_ack_passed) and is not held.
+# needs the translate path
+test_gateway_synproxy_server_speaks_first_lost_syn_resent_tc_ingress() {
+	E2E_ATTACH_ARGS="$E2E_ATTACH_ARGS --ingress tc" \
+		test_gateway_synproxy_server_speaks_first_lost_syn_resent
+}
