@@ -83,9 +83,9 @@ int do_attach(int argc, char **argv)
 			   "(flow table, config, a fresh key from getrandom(2)) under the pin\n"
 			   "directory; later attaches, on other interfaces or after\n"
 			   "'detach --keep-state', reuse it, so live connections keep working.\n"
-			   "It also makes the device " ISN_TICK_DEV " (a bridge with no ports that\n"
-			   "queries once a second), whose ticks resend the translating SYN proxy's\n"
-			   "SYNs to silent servers; the namespace's last detach removes it.",
+			   "With --synproxy it also makes the device " ISN_TICK_DEV " (a bridge with\n"
+			   "no ports that queries once a second), whose ticks resend the translating\n"
+			   "SYN proxy's SYNs to silent servers; the namespace's last detach removes it.",
 		.options = options,
 	};
 	struct attach_request req = { .ingress = LINK_INGRESS_XDP_NATIVE };

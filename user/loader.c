@@ -898,7 +898,9 @@ static int attach_locked(const struct attach_request *req, int ifindex)
 		cli_error("attach %s: tc egress attach failed: %s", req->ifname, msg);
 		goto undo;
 	}
-	attach_tick(skel, req);
+	/* Only the SYN proxy's translate path needs it: no device for ISN rewriting alone. */
+	if (req->synproxy)
+		attach_tick(skel, req);
 	err = record_link(skel, req, ifindex, in.prog_id, egress_id);
 	if (err) {
 		cli_error("attach %s: record the attachment: %s", req->ifname, strerror(-err));
