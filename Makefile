@@ -152,12 +152,13 @@ test-kernels: deps
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/bench_synproxy $(BUILD)/syn_flood \
-		$(BUILD)/verifier_budget
+		$(BUILD)/verifier_budget $(BUILD)/tcp_xfer
 	$(Q)$(BUILD)/verifier_budget $(BUILD)/isnguard.bpf.o
 	$(Q)$(BUILD)/bench $(BENCH_ARGS)
 	$(Q)$(BUILD)/bench_synproxy $(BENCH_SYNPROXY_ARGS)
 	$(Q)scripts/bench-synflood.sh $(BUILD) $(BENCH_FLOOD_SECONDS)
 	$(Q)scripts/bench-synflood.sh --gateway $(BUILD) $(BENCH_FLOOD_SECONDS)
+	$(Q)scripts/bench-conn.sh $(filter --json,$(BENCH_ARGS)) $(BENCH_CONN_ARGS) $(BUILD)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/test_runner $(BUILD)/tcp_xfer \

@@ -14,6 +14,7 @@ packages=(
 	libssl-dev			# OpenSSL reference MD5/SipHash
 	iproute2 tcpdump nftables	# namespaces, veth, captures, packet loss in end-to-end tests
 	util-linux openssl ethtool	# nsenter; openssl cross-checks test streams; ethtool forces software checksums
+	nginx wrk apache2-utils curl	# real server and clients: end-to-end tests, the connection-rate bench
 )
 kernels_packages=(
 	linux-image-cloud-amd64		# Debian 12's kernel (6.1) and its modules

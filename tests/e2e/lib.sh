@@ -476,3 +476,74 @@ nstat_report() { # NS LABEL
 nstat_get() { # NS COUNTER
 	in_ns "$1" nstat -asz "$2" 2>/dev/null | awk -v c="$2" '$1 == c {print $2; exit}'
 }
+
+# ---- real servers and clients: nginx, wrk, ab, curl ----
+
+# The body nginx answers every request with (NGINX_BODY_BYTES, default 612,
+# the size of nginx's own welcome page): served from memory, so no file
+# under the work dir needs to be readable by nginx's unprivileged worker.
+NGINX_BODY_BYTES=${NGINX_BODY_BYTES:-612}
+
+# nginx in NS, one worker pinned to CPU (default 1), listening on PORT on
+# every IPv4 and IPv6 address of NS, answering 200 with NGINX_BODY_BYTES
+# bytes. Its configuration, pid, error log and temp paths are in
+# $E2E_WORK/nginx: nothing of the host's nginx configuration is read or
+# written. Stopped by topo_down with the namespace's other processes.
+nginx_start() { # NS PORT [CPU]
+	local ns=$1 port=$2 cpu=${3:-1} dir=$E2E_WORK/nginx body
+	require_cmd nginx taskset
+	mkdir -p "$dir"
+	body=$(head -c "$NGINX_BODY_BYTES" /dev/zero | tr '\0' x)
+	cat >"$dir/nginx.conf" <<-EOF
+	worker_processes 1;
+	pid $dir/nginx.pid;
+	error_log $dir/error.log;
+	events { worker_connections 16384; }
+	http {
+		access_log off;
+		client_body_temp_path $dir/body;
+		proxy_temp_path $dir/proxy;
+		fastcgi_temp_path $dir/fastcgi;
+		uwsgi_temp_path $dir/uwsgi;
+		scgi_temp_path $dir/scgi;
+		default_type text/plain;
+		server {
+			listen $port backlog=4096;
+			listen [::]:$port ipv6only=on backlog=4096;
+			location / { return 200 "$body"; }
+		}
+	}
+	EOF
+	in_ns "$ns" sysctl -qw net.core.somaxconn=4096
+	bg_start nginx "$ns" taskset -c "$cpu" nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" \
+		-g 'daemon off;'
+	wait_listen "$ns" "$port"
+}
+
+# The URL of PORT on ADDR (an IPv6 address gets its brackets).
+http_url() { # ADDR PORT
+	if [[ "$1" == *:* ]]; then echo "http://[$1]:$2/"; else echo "http://$1:$2/"; fi
+}
+
+# wrk from NS, one thread pinned to CPU 0 (on a veth the receiver's work
+# runs on the sender's CPU, and a thread that moves reorders its segments),
+# CONNS connections for SECONDS s; MODE close sends "Connection: close", so
+# every request is a connection of its own, keepalive reuses them. Output
+# into FILE.
+wrk_run() { # NS URL MODE CONNS SECONDS FILE
+	local ns=$1 url=$2 mode=$3 conns=$4 secs=$5 file=$6 header=()
+	require_cmd wrk taskset
+	[ "$mode" = close ] && header=(-H 'Connection: close')
+	in_ns "$ns" taskset -c 0 wrk -t1 -c"$conns" -d"${secs}s" --timeout 2s "${header[@]}" "$url" \
+		>"$file" 2>&1
+}
+
+# From wrk's output in FILE: requests, seconds, then the errors (connect,
+# read, write, timeout, non-2xx/3xx), space-separated.
+wrk_figures() { # FILE
+	awk '
+		/ requests in / { req = $1; secs = $4; sub(/s,$/, "", secs) }
+		/Socket errors:/ { gsub(/,/, ""); c = $4; r = $6; w = $8; t = $10 }
+		/Non-2xx or 3xx responses:/ { n = $5 }
+		END { printf "%d %s %d %d %d %d %d\n", req, secs, c, r, w, t, n }' "$1"
+}

@@ -29,6 +29,8 @@ E2E_SELF=$(readlink -f "${BASH_SOURCE[0]}")
 . "$(dirname "$E2E_SELF")/synproxy.sh"
 # shellcheck source=tests/e2e/gateway.sh
 . "$(dirname "$E2E_SELF")/gateway.sh"
+# shellcheck source=tests/e2e/nginx.sh
+. "$(dirname "$E2E_SELF")/nginx.sh"
 
 PORT=5001
 CPORT=40001
@@ -657,7 +659,7 @@ run_main() {
 		shift
 	done
 	mapfile -t tests < <(grep -ohE '^test_[a-z0-9_]+\(\)' "$E2E_SELF" "$E2E_DIR/synproxy.sh" \
-		"$E2E_DIR/gateway.sh" |
+		"$E2E_DIR/gateway.sh" "$E2E_DIR/nginx.sh" |
 		tr -d '()')
 	for t in "${tests[@]}"; do
 		if [ ${#filters[@]} -eq 0 ]; then

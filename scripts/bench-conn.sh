@@ -1,0 +1,307 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# make bench, last part (issue 18, item 1): the connection rate of a real
+# server, nginx, to wrk with one connection per request ("Connection:
+# close"), and with keep-alive as the control, with and without isnguard,
+# in namespaces (tests/e2e/lib.sh builds them):
+#
+#   host     B (wrk) b1 --- a1 A (nginx): a direct veth pair, isnguard on
+#            a1, the server's: ISN rewriting alone (no --synproxy), and SYN
+#            cookies on the local path (--synproxy 80 --synproxy-path local).
+#   gateway  B (wrk) b0 --- m1 M m0 --- a0 A (nginx): isnguard on M's m1,
+#            facing the client: SYN cookies on the translate path, with
+#            --ingress xdp and with --ingress tc. The senders compute
+#            checksums in full (tx offload off on a0 and b0), so XDP's
+#            incremental fix is right for what M forwards (README,
+#            --ingress tc); the same without isnguard.
+#
+# Each topology's rows run in the same rounds, interleaved (the order
+# rotates every round), ROUNDS rounds of SECONDS s per row and connection
+# mode; isnguard is attached before each row and detached after it (fresh
+# state every time). Printed: the median rate of each row and the median
+# over rounds of each round's ratio to the row without isnguard, beside the
+# goal of the issue (reported, not asserted). nginx runs one worker pinned
+# to CPU 1, wrk one thread pinned to CPU 0. B's port range is 1024-65535, so
+# few SYNs meet a TIME_WAIT socket of an earlier connection on A (the SYN
+# proxy leaves those to A's stack: syn_passed_socket). A keeps its TIME_WAIT
+# sockets: without them (tcp_max_tw_buckets 0) the client's segments that
+# come after A's socket is gone find only the listener, and the local path
+# drops them as invalid cookie ACKs where A's stack would reset: B then
+# retransmits its FIN, which is not what a server sees.
+#
+# Then, unless --no-profile, one more run of each isnguard row with the
+# kernel's BPF run-time statistics on (kernel.bpf_stats_enabled, restored
+# after): each program's run count and run time over the run, per request
+# (packets and ns per connection) and per packet.
+#
+# Usage: bench-conn.sh [--json] [--rounds N] [--seconds S] [--conns C]
+#                      [--only host|gateway] [--no-profile] BUILD_DIR   (as root)
+set -uo pipefail
+
+here=$(dirname "$(readlink -f "$0")")
+json=0 rounds=5 secs=2 conns=32 only='' profile=1
+usage() {
+	sed -n '/^# Usage:/,/^set /{/^set /d;s/^# \{0,1\}//p}' "$0" >&2
+	exit 2
+}
+while [ $# -gt 0 ]; do
+	case $1 in
+	--json) json=1 ;;
+	--rounds) rounds=${2:-}; shift ;;
+	--seconds) secs=${2:-}; shift ;;
+	--conns) conns=${2:-}; shift ;;
+	--only) only=${2:-}; shift ;;
+	--no-profile) profile=0 ;;
+	-h | --help) usage ;;
+	-*) echo "bench-conn: unknown option $1" >&2; usage ;;
+	*) break ;;
+	esac
+	shift
+done
+for v in "$rounds" "$secs" "$conns"; do
+	[[ "$v" =~ ^[1-9][0-9]*$ ]] || { echo "bench-conn: not a positive number: '$v'" >&2; exit 2; }
+done
+case $only in "" | host | gateway) ;; *) echo "bench-conn: --only host|gateway" >&2; exit 2 ;; esac
+build=$(readlink -f "${1:-build}")
+
+[ "$(id -u)" -eq 0 ] || { echo "bench-conn: needs root" >&2; exit 1; }
+for f in isnguard tcp_xfer xdp_pass.bpf.o; do
+	[ -e "$build/$f" ] || { echo "bench-conn: no $build/$f (make bench builds it)" >&2; exit 1; }
+done
+for c in nginx wrk taskset bpftool python3 ethtool; do
+	command -v "$c" >/dev/null || { echo "bench-conn: needs $c (make deps)" >&2; exit 1; }
+done
+
+TCP_XFER=$build/tcp_xfer ISNGUARD=$build/isnguard
+# shellcheck source=tests/e2e/lib.sh
+. "$here/../tests/e2e/lib.sh"
+
+E2E_WORK=$(mktemp -d /tmp/isng-bench-conn.XXXXXX)
+results=$E2E_WORK/results.tsv profiles=$E2E_WORK/profile.tsv
+: >"$results"
+: >"$profiles"
+stats_before=$(sysctl -n kernel.bpf_stats_enabled)
+
+# What the set-up and the rows log goes to a file, shown if the bench fails;
+# the tables go to fd 3, the real stdout, and a failure to fd 4, stderr.
+exec 3>&1 4>&2 1>"$E2E_WORK/log" 2>&1
+finish() {
+	local rc=$?
+	sysctl -qw kernel.bpf_stats_enabled="$stats_before"
+	topo_down
+	[ "$rc" -ne 0 ] && { echo "bench-conn: failed; its log:"; cat "$E2E_WORK/log"; } >&4
+	rm -rf "$E2E_WORK"
+	exit "$rc"
+}
+trap finish EXIT
+
+PORT=80
+H_A=10.200.3.1 H_B=10.200.3.2 IF_HA=a1 IF_HB=b1
+
+topo_up
+# The host topology's direct pair, beside lib.sh's A - M - B.
+ip link add "$IF_HA" netns "$NS_A" type veth peer name "$IF_HB" netns "$NS_B" || fail "veth a1-b1"
+ip -n "$NS_A" addr add "$H_A/24" dev "$IF_HA"
+ip -n "$NS_B" addr add "$H_B/24" dev "$IF_HB"
+ip -n "$NS_A" link set "$IF_HA" up
+ip -n "$NS_B" link set "$IF_HB" up
+topo_wait_ready
+# The client's ends take XDP_TX'd cookie SYN-ACKs only with an XDP program
+# of their own (tests/e2e/synproxy.sh); there in every row, so the rows
+# without isnguard run the same topology.
+for dev in "$IF_HB" "$IF_B"; do
+	ip -n "$NS_B" link set dev "$dev" xdpdrv obj "$build/xdp_pass.bpf.o" sec xdp.frags ||
+		fail "XDP_PASS program on $NS_B/$dev"
+done
+in_ns "$NS_A" ethtool -K "$IF_A" tx off >/dev/null || fail "ethtool on $IF_A"
+in_ns "$NS_B" ethtool -K "$IF_B" tx off >/dev/null || fail "ethtool on $IF_B"
+in_ns "$NS_A" sysctl -qw net.ipv4.tcp_syncookies=1 || fail "sysctl in A"
+in_ns "$NS_B" sysctl -qw net.ipv4.ip_local_port_range="1024 65535" || fail "sysctl in B"
+nginx_start "$NS_A" "$PORT" 1
+
+# The rows of each topology: NAME|what isnguard does|interface|attach options ("-": none).
+host_rows=(
+	"none|without isnguard|-|-"
+	"rewrite|ISN rewriting alone|$IF_HA|"
+	"cookie_local|SYN cookies, local path|$IF_HA|--synproxy $PORT --synproxy-path local"
+)
+gateway_rows=(
+	"none|without isnguard|-|-"
+	"translate_xdp|SYN cookies, translate path, --ingress xdp|$IF_MB|--synproxy $PORT --synproxy-path translate --ingress xdp"
+	"translate_tc|SYN cookies, translate path, --ingress tc|$IF_MB|--synproxy $PORT --synproxy-path translate --ingress tc"
+)
+
+row_attach() { # IFACE OPTIONS
+	local iface=$1 opts=$2
+	[ "$iface" = - ] && return 0
+	# shellcheck disable=SC2034 # read by isng and topo_down (lib.sh)
+	if [ "$iface" = "$IF_MB" ]; then ISNG_NS=$NS_M; else ISNG_NS=$NS_A; fi
+	ISNG_IF=$iface
+	# shellcheck disable=SC2086 # opts is a list of options
+	isng attach "$iface" $opts >"$E2E_WORK/attach.out" 2>&1 ||
+		fail "isng attach $iface $opts: $(tail -n 1 "$E2E_WORK/attach.out")"
+}
+
+row_detach() { # IFACE
+	[ "$1" = - ] && return 0
+	isng detach "$1" >"$E2E_WORK/detach.out" 2>&1 || fail "isng detach $1: $(tail -n 1 "$E2E_WORK/detach.out")"
+	ISNG_NS='' ISNG_IF=''
+}
+
+# One wrk run; appends TOPOLOGY ROW MODE ROUND and wrk's figures to the results.
+measure() { # TOPOLOGY ROW MODE ROUND URL
+	local topo=$1 row=$2 mode=$3 round=$4 url=$5 out=$E2E_WORK/wrk.out
+	wrk_run "$NS_B" "$url" "$mode" "$conns" "$secs" "$out" || fail "wrk: $(tail -n 1 "$out")"
+	cat "$out"
+	printf '%s\t%s\t%s\t%s\t%s\n' "$topo" "$row" "$mode" "$round" "$(wrk_figures "$out" | tr ' ' '\t')" \
+		>>"$results"
+	sleep 0.3	# the last connections close before the next run
+}
+
+# The BPF programs attached to IFACE in NS: "ID NAME" lines.
+attached_progs() { # NS IFACE
+	local id
+	for id in $(in_ns "$1" bpftool net show dev "$2" --json | python3 -c '
+import json, sys
+def walk(o):
+    if isinstance(o, dict):
+        if isinstance(o.get("id"), int): yield o["id"]
+        for v in o.values(): yield from walk(v)
+    elif isinstance(o, list):
+        for v in o: yield from walk(v)
+print(*sorted(set(walk(json.load(sys.stdin)))))'); do
+		echo "$id $(bpftool prog show id "$id" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["name"])')"
+	done
+}
+
+# run_time_ns and run_cnt of program ID.
+prog_stats() { # ID
+	bpftool prog show id "$1" --json | python3 -c '
+import json, sys
+p = json.load(sys.stdin); print(p.get("run_time_ns", 0), p.get("run_cnt", 0))'
+}
+
+# One run of ROW with the BPF statistics on: per program, the deltas.
+profile_row() { # TOPOLOGY ROW MODE URL IFACE OPTIONS
+	local topo=$1 row=$2 mode=$3 url=$4 iface=$5 opts=$6 ns progs id name t0 c0 t1 c1 req
+	declare -A before=()
+	row_attach "$iface" "$opts"
+	ns=$ISNG_NS
+	progs=$(attached_progs "$ns" "$iface") || fail "bpftool net show dev $iface"
+	sysctl -qw kernel.bpf_stats_enabled=1 || fail "sysctl kernel.bpf_stats_enabled=1"
+	while read -r id name; do
+		before[$id]=$(prog_stats "$id")
+	done <<<"$progs"
+	wrk_run "$NS_B" "$url" "$mode" "$conns" "$secs" "$E2E_WORK/wrk.out" ||
+		fail "wrk: $(tail -n 1 "$E2E_WORK/wrk.out")"
+	while read -r id name; do
+		read -r t0 c0 <<<"${before[$id]}"
+		read -r t1 c1 <<<"$(prog_stats "$id")"
+		req=$(wrk_figures "$E2E_WORK/wrk.out" | cut -d' ' -f1)
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$topo" "$row" "$mode" "$name" "$req" \
+			$((c1 - c0)) $((t1 - t0)) >>"$profiles"
+	done <<<"$progs"
+	sysctl -qw kernel.bpf_stats_enabled="$stats_before"
+	row_detach "$iface"
+	sleep 0.3
+}
+
+run_topology() { # TOPOLOGY URL ROW...
+	local topo=$1 url=$2 round i n name what iface opts mode modes
+	shift 2
+	local rows=("$@")
+	n=${#rows[@]}
+	for ((round = 0; round < rounds; round++)); do
+		modes=(close keepalive)
+		[ $((round % 2)) = 1 ] && modes=(keepalive close)
+		for ((i = 0; i < n; i++)); do
+			IFS='|' read -r name what iface opts <<<"${rows[(i + round) % n]}"
+			log "round $round: $topo $name"
+			row_attach "$iface" "$opts"
+			for mode in "${modes[@]}"; do
+				measure "$topo" "$name" "$mode" "$round" "$url"
+			done
+			row_detach "$iface"
+		done
+	done
+	[ "$profile" = 1 ] || return 0
+	for ((i = 1; i < n; i++)); do
+		IFS='|' read -r name what iface opts <<<"${rows[i]}"
+		for mode in close keepalive; do
+			profile_row "$topo" "$name" "$mode" "$url" "$iface" "$opts"
+		done
+	done
+}
+
+[ "$only" != gateway ] && run_topology host "$(http_url "$H_A" "$PORT")" "${host_rows[@]}"
+[ "$only" != host ] && run_topology gateway "$(http_url "$A4" "$PORT")" "${gateway_rows[@]}"
+
+# The tables (or JSON) from the raw figures.
+python3 - "$results" "$profiles" "$json" "$rounds" "$secs" "$conns" \
+	"${host_rows[@]/#/host|}" "${gateway_rows[@]/#/gateway|}" >&3 <<'EOF'
+import json, statistics, sys
+
+results, profiles, as_json, rounds, secs, conns = sys.argv[1:7]
+rows = [r.split("|") for r in sys.argv[7:]]
+goal = {"rewrite": 0.97, "cookie_local": 0.95, "translate_xdp": 0.90, "translate_tc": 0.90}
+runs = {}
+for line in open(results):
+    topo, row, mode, rnd, req, dur, *errs = line.rstrip("\n").split("\t")
+    runs.setdefault((topo, row, mode), {})[int(rnd)] = (int(req) / float(dur), sum(map(int, errs)))
+
+out = {"rounds": int(rounds), "seconds": int(secs), "connections": int(conns), "rows": [], "profile": []}
+for topo, name, what, _iface, _opts in rows:
+    for mode in ("close", "keepalive"):
+        mine = runs.get((topo, name, mode))
+        if not mine:
+            continue
+        base = runs[(topo, "none", mode)]
+        ratios = [mine[r][0] / base[r][0] for r in mine if r in base and base[r][0] > 0]
+        out["rows"].append({
+            "topology": topo, "isnguard": name, "what": what,
+            "connection": "one per request" if mode == "close" else "keep-alive",
+            "requests_per_s": round(statistics.median(v[0] for v in mine.values()), 1),
+            "ratio": None if name == "none" else round(statistics.median(ratios), 3),
+            "ratio_min": None if name == "none" else round(min(ratios), 3),
+            "ratio_max": None if name == "none" else round(max(ratios), 3),
+            "goal": goal.get(name) if mode == "close" else None,
+            "errors": sum(v[1] for v in mine.values()),
+            "rates": [round(mine[r][0], 1) for r in sorted(mine)],
+        })
+for line in open(profiles):
+    topo, row, mode, prog, req, cnt, ns = line.rstrip("\n").split("\t")
+    req, cnt, ns = int(req), int(cnt), int(ns)
+    out["profile"].append({
+        "topology": topo, "isnguard": row,
+        "connection": "one per request" if mode == "close" else "keep-alive",
+        "program": prog, "requests": req, "run_cnt": cnt, "run_time_ns": ns,
+        "packets_per_request": round(cnt / req, 2) if req else None,
+        "ns_per_request": round(ns / req, 1) if req else None,
+        "ns_per_packet": round(ns / cnt, 1) if cnt else None,
+    })
+
+if as_json == "1":
+    print(json.dumps({"conn_rate": out}))
+    sys.exit(0)
+
+print("\nConnection rate: nginx (1 worker, CPU 1) and wrk (1 thread, %s connections, CPU 0),"
+      " %s rounds of %s s per row, interleaved; medians" % (conns, rounds, secs))
+print("%-8s %-44s %-15s %10s %7s %13s %5s %6s" %
+      ("topology", "isnguard", "connection", "req/s", "ratio", "ratio range", "goal", "errors"))
+for r in out["rows"]:
+    rng = "" if r["ratio"] is None else "%.3f-%.3f" % (r["ratio_min"], r["ratio_max"])
+    print("%-8s %-44s %-15s %10.0f %7s %13s %5s %6d" % (
+        r["topology"], r["what"], r["connection"], r["requests_per_s"],
+        "" if r["ratio"] is None else "%.3f" % r["ratio"], rng,
+        "" if r["goal"] is None else "%.2f" % r["goal"], r["errors"]))
+if out["profile"]:
+    print("\nWhere it goes: each attached program's run count and run time over one run"
+          " (kernel.bpf_stats_enabled=1), per request and per packet")
+    print("%-8s %-14s %-15s %-22s %9s %9s %10s %9s" %
+          ("topology", "isnguard", "connection", "program", "requests", "pkts/req", "ns/req", "ns/pkt"))
+    for p in out["profile"]:
+        print("%-8s %-14s %-15s %-22s %9d %9s %10s %9s" % (
+            p["topology"], p["isnguard"], p["connection"], p["program"], p["requests"],
+            p["packets_per_request"], p["ns_per_request"], p["ns_per_packet"]))
+EOF
