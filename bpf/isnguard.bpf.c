@@ -125,6 +125,18 @@ static __always_inline int tc_verdict(int stat)
 	return TC_ACT_UNSPEC;
 }
 
+/* synproxy_invalid_to_stack, with the flow entry looked up again (a rare path). */
+static __always_inline bool tc_invalid_ack_to_stack(const struct ctx *c, const struct pkt *pkt,
+						    int stat)
+{
+	struct flow_key fk;
+	bool opening;
+
+	if (tcp_flow_key(c, pkt, false, &fk))
+		return false;
+	return synproxy_invalid_to_stack(stat, flow_lookup(&fk, &opening));
+}
+
 /* tc ingress instead of XDP (`--ingress tc`): translation, then cookie ACKs. */
 SEC("tc")
 int isnguard_tc_ingress(struct __sk_buff *skb)
@@ -154,7 +166,7 @@ int isnguard_tc_ingress(struct __sk_buff *skb)
 			stat = cookie;
 	}
 	stat_inc(stat);
-	if (synproxy_invalid_to_stack(stat))
+	if (tc_verdict(stat) == TC_ACT_SHOT && tc_invalid_ack_to_stack(&c, &pkt, stat))
 		return TC_ACT_UNSPEC;
 	return tc_verdict(stat);
 }
@@ -199,7 +211,7 @@ int isnguard_tc_cookie(struct __sk_buff *skb)
 	if (stat == SYNPROXY_NOT_MINE)
 		return TC_ACT_UNSPEC;
 	stat_inc(stat);
-	if (synproxy_invalid_to_stack(stat))
+	if (synproxy_invalid_to_stack(stat, st))
 		return TC_ACT_UNSPEC;
 	return tc_verdict(stat);
 }

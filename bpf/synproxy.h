@@ -684,19 +684,24 @@ __noinline int synproxy_assign(struct __sk_buff *skb, const struct pkt *pkt_arg,
  * reason): whether it goes to the host's stack after all. Linux answers an
  * ACK that finds only a listener with a RST at its ack, and a client whose
  * last FIN comes after the host let go of the connection needs that RST, or
- * it retransmits for minutes. So up to invalid_ack_rate of them a second
- * pass (cookie_ack_invalid_to_stack), and a flood of forged ACKs reaches
- * the host at that rate at most; the rest are dropped.
+ * it retransmits for minutes. So an ACK on a tuple whose connection the
+ * host has closed (closed holds its flow entry, FLOW_F_COOKIE_LOCAL, until
+ * it expires) passes, up to invalid_ack_rate of them a second
+ * (cookie_ack_invalid_to_stack); the rest are dropped. Not an ACK on a tuple
+ * with no entry: it may be a segment of a handshake in flight whose cookie
+ * ACK was lost (a later segment's seq names no client ISN, so its check
+ * fails), which a RST would kill and the client's retransmission heals; and
+ * a flood of forged ACKs reaches the host not at all.
  */
-static __always_inline bool synproxy_invalid_to_stack(int stat)
+static __always_inline bool synproxy_invalid_to_stack(int stat, const struct flow_state *closed)
 {
 	const struct synproxy_config *sp;
 	struct invalid_ack_budget *b;
 	__u64 now, step, tat;
 	__u32 zero = 0;
 
-	if (stat != STAT_COOKIE_BAD_MAC && stat != STAT_COOKIE_EXPIRED &&
-	    stat != STAT_COOKIE_UNKNOWN_KEY)
+	if ((stat != STAT_COOKIE_BAD_MAC && stat != STAT_COOKIE_EXPIRED &&
+	     stat != STAT_COOKIE_UNKNOWN_KEY) || !closed)
 		return false;
 	sp = synproxy_get();
 	b = bpf_map_lookup_elem(&isn_invalid_acks, &zero);

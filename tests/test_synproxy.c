@@ -937,15 +937,19 @@ TEST(test_synproxy_cookie_acks_judged_as_the_reference_judges)
 }
 
 /*
- * ACKs that fail the cookie check go to the host's stack (for its RST, as
- * Linux answers them) up to invalid_ack_rate a second, with a tenth of a
- * second's burst: at 10/s, 2 of a quick run of 5 pass untouched, 3 are
- * dropped, and all 5 are counted by reason. With the rate 0, none passes.
+ * ACKs that fail the cookie check on a tuple whose connection the host has
+ * closed (its local-path entry, FLOW_F_COOKIE_LOCAL with FIN_LOCAL) go to
+ * the host's stack, for its RST as Linux answers them, up to
+ * invalid_ack_rate a second with a tenth of a second's burst: at 10/s, 2 of
+ * a quick run of 5 pass untouched, 3 are dropped, and all 5 are counted by
+ * reason. With the rate 0, none passes; on a tuple with no entry (a forged
+ * ACK, or a later segment of a handshake whose cookie ACK was lost) none
+ * does either.
  */
 TEST(test_synproxy_invalid_acks_reach_the_stack_at_the_rate_set)
 {
 	static const enum dp_prog progs[] = { DP_TC_INGRESS, DP_TC_COOKIE };
-	static const uint32_t rates[] = { 10, 0 };
+	static const uint32_t rates[] = { 10, 0, 10 };	/* the last without an entry */
 	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN];
 	struct synproxy_config cfg = sp_local;
 	size_t in_len, out_len;
@@ -953,17 +957,29 @@ TEST(test_synproxy_invalid_acks_reach_the_stack_at_the_rate_set)
 	uint32_t verdict;
 
 	for (size_t p = 0; p < 2; p++) {
-		for (size_t r = 0; r < 2; r++) {
+		for (size_t r = 0; r < 3; r++) {
+			struct flow_state closed = {
+				.wire_isn = 0x5eed0000u, .host_isn = 0x5eed0000u,
+				.flags = FLOW_F_PASSIVE_OPEN | FLOW_F_ESTABLISHED |
+					 FLOW_F_HOST_ACKED | FLOW_F_FIN_LOCAL | FLOW_F_COOKIE_LOCAL,
+				.last_seen_ns = mono_coarse_ns(),
+			};
+			bool entry = r < 2;
+			uint32_t want_passed = rates[r] && entry ? 2 : 0;
 			uint64_t reasons, passed;
-			uint32_t want_passed = rates[r] ? 2 : 0;
+			struct flow_key fk;
 
-			test_case_begin("%s_rate_%u", dp_prog_name(progs[p]), rates[r]);
+			test_case_begin("%s_rate_%u%s", dp_prog_name(progs[p]), rates[r],
+					entry ? "_closed_connection" : "_no_entry");
 			cfg.invalid_ack_rate = rates[r];
-			if (!setup(&cfg, SP_PORT))
+			if (!setup(&cfg, SP_PORT) || !dp_flows_clear())
 				return;
 			client_segment(&s, 4, SP_PORT, TH_ACK | TH_FIN, CLIENT_ISN + 1, 0x5eed0001u);
 			s.window = 502;
 			in_len = pkt_build(&s, in, sizeof(in));
+			host_flow(&s, &fk);
+			if (entry && !dp_flow_put(&fk, &closed))
+				return;
 			reasons = dp_stat(STAT_COOKIE_BAD_MAC) + dp_stat(STAT_COOKIE_EXPIRED) +
 				  dp_stat(STAT_COOKIE_UNKNOWN_KEY);
 			passed = dp_stat(STAT_COOKIE_INVALID_TO_STACK);
@@ -982,6 +998,7 @@ TEST(test_synproxy_invalid_acks_reach_the_stack_at_the_rate_set)
 				  "cookie_ack_invalid_to_stack");
 		}
 	}
+	dp_flows_clear();
 }
 
 /* Sum of the counters of the cookie ACK decisions and events. */
