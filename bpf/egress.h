@@ -226,7 +226,13 @@ static __always_inline int datapath_egress(const struct ctx *c)
 		return STAT_PASS_UNTRACKED;
 	if ((pkt.tcp_flags & TCPF_RST) && egress_rst_is_abort(c, &pkt, st))
 		seen |= FLOW_F_RST_LOCAL;
-	if (tcp_shift_field(c, &pkt, pkt.l4_off + TCP_SEQ_OFF, st->seq_delta))
+	/*
+	 * Delta 0 (a local-path cookie connection: the host's ISN is the
+	 * keyed one) leaves seq as it is, and no write: the stack's segments
+	 * are clones of what it keeps for retransmission, and a write makes
+	 * the kernel copy the head first.
+	 */
+	if (st->seq_delta && tcp_shift_field(c, &pkt, pkt.l4_off + TCP_SEQ_OFF, st->seq_delta))
 		return STAT_DROP_ERROR;
 	if (pkt.tcp_flags & TCPF_FIN)
 		seen |= FLOW_F_FIN_LOCAL;
