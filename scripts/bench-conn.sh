@@ -121,13 +121,21 @@ in_ns "$NS_B" sysctl -qw net.ipv4.ip_local_port_range="1024 65535" || fail "sysc
 nginx_start "$NS_A" "$PORT" 1
 
 # The rows of each topology: NAME|what isnguard does|interface|attach options ("-": none).
+# "floor" is no isnguard either, only an XDP_PASS program on the interface
+# isnguard would take: a veth with an XDP program receives through its
+# NAPI path and copies every skb short of XDP headroom into a new page, a
+# cost of XDP on veth, not of isnguard's work (a NIC's driver has none).
+# rewrite_tc has no XDP on that side at all (--ingress tc).
 host_rows=(
 	"none|without isnguard|-|-"
+	"floor|no isnguard, an XDP_PASS program alone|$IF_HA|@xdp_pass"
 	"rewrite|ISN rewriting alone|$IF_HA|"
+	"rewrite_tc|ISN rewriting alone, --ingress tc|$IF_HA|--ingress tc"
 	"cookie_local|SYN cookies, local path|$IF_HA|--synproxy $PORT --synproxy-path local"
 )
 gateway_rows=(
 	"none|without isnguard|-|-"
+	"floor|no isnguard, an XDP_PASS program alone|$IF_MB|@xdp_pass"
 	"translate_xdp|SYN cookies, translate path, --ingress xdp|$IF_MB|--synproxy $PORT --synproxy-path translate --ingress xdp"
 	"translate_tc|SYN cookies, translate path, --ingress tc|$IF_MB|--synproxy $PORT --synproxy-path translate --ingress tc"
 )
@@ -138,13 +146,23 @@ row_attach() { # IFACE OPTIONS
 	# shellcheck disable=SC2034 # read by isng and topo_down (lib.sh)
 	if [ "$iface" = "$IF_MB" ]; then ISNG_NS=$NS_M; else ISNG_NS=$NS_A; fi
 	ISNG_IF=$iface
+	if [ "$opts" = @xdp_pass ]; then
+		ip -n "$ISNG_NS" link set dev "$iface" xdpdrv obj "$build/xdp_pass.bpf.o" sec xdp.frags ||
+			fail "XDP_PASS program on $ISNG_NS/$iface"
+		return 0
+	fi
 	# shellcheck disable=SC2086 # opts is a list of options
 	isng attach "$iface" $opts >"$E2E_WORK/attach.out" 2>&1 ||
 		fail "isng attach $iface $opts: $(tail -n 1 "$E2E_WORK/attach.out")"
 }
 
-row_detach() { # IFACE
+row_detach() { # IFACE OPTIONS
 	[ "$1" = - ] && return 0
+	if [ "${2:-}" = @xdp_pass ]; then
+		ip -n "$ISNG_NS" link set dev "$1" xdpdrv off || fail "XDP_PASS program off $ISNG_NS/$1"
+		ISNG_NS='' ISNG_IF=''
+		return 0
+	fi
 	isng detach "$1" >"$E2E_WORK/detach.out" 2>&1 || fail "isng detach $1: $(tail -n 1 "$E2E_WORK/detach.out")"
 	ISNG_NS='' ISNG_IF=''
 }
@@ -203,7 +221,7 @@ profile_row() { # TOPOLOGY ROW MODE URL IFACE OPTIONS
 			$((c1 - c0)) $((t1 - t0)) >>"$profiles"
 	done <<<"$progs"
 	sysctl -qw kernel.bpf_stats_enabled="$stats_before"
-	row_detach "$iface"
+	row_detach "$iface" "$opts"
 	sleep 0.3
 }
 
@@ -222,7 +240,7 @@ run_topology() { # TOPOLOGY URL ROW...
 			for mode in "${modes[@]}"; do
 				measure "$topo" "$name" "$mode" "$round" "$url"
 			done
-			row_detach "$iface"
+			row_detach "$iface" "$opts"
 		done
 	done
 	[ "$profile" = 1 ] || return 0
