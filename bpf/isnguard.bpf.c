@@ -125,24 +125,13 @@ static __always_inline int tc_verdict(int stat)
 	return TC_ACT_UNSPEC;
 }
 
-/* synproxy_invalid_to_stack, with the flow entry looked up again (a rare path). */
-static __always_inline bool tc_invalid_ack_to_stack(const struct ctx *c, const struct pkt *pkt,
-						    int stat)
-{
-	struct flow_key fk;
-	bool opening;
-
-	if (tcp_flow_key(c, pkt, false, &fk))
-		return false;
-	return synproxy_invalid_to_stack(stat, flow_lookup(&fk, &opening));
-}
-
 /* tc ingress instead of XDP (`--ingress tc`): translation, then cookie ACKs. */
 SEC("tc")
 int isnguard_tc_ingress(struct __sk_buff *skb)
 {
 	struct ctx c = { .ctx = skb, .kind = CTX_SKB };
 	struct pkt pkt = {};
+	bool to_stack = false;
 	int stat, cookie;
 
 	stat = parse_packet(&c, &pkt, true);
@@ -161,14 +150,12 @@ int isnguard_tc_ingress(struct __sk_buff *skb)
 		else
 			stat = synproxy_opening(&c, &pkt, st);
 	} else if (stat == STAT_PASS_UNTRACKED && synproxy_ack_candidate(&c, &pkt)) {
-		cookie = synproxy_ack(&c, &pkt);
+		cookie = synproxy_ack(&c, &pkt, &to_stack);
 		if (cookie != SYNPROXY_NOT_MINE)
 			stat = cookie;
 	}
 	stat_inc(stat);
-	if (tc_verdict(stat) == TC_ACT_SHOT && tc_invalid_ack_to_stack(&c, &pkt, stat))
-		return TC_ACT_UNSPEC;
-	return tc_verdict(stat);
+	return to_stack ? TC_ACT_UNSPEC : tc_verdict(stat);
 }
 
 /*
@@ -182,6 +169,7 @@ int isnguard_tc_cookie(struct __sk_buff *skb)
 	struct ctx c = { .ctx = skb, .kind = CTX_SKB };
 	struct flow_state *st;
 	struct pkt pkt = {};
+	bool to_stack = false;
 	struct flow_key fk;
 	bool opening;
 	int stat;
@@ -206,14 +194,12 @@ int isnguard_tc_cookie(struct __sk_buff *skb)
 			return TC_ACT_UNSPEC;
 		stat = synproxy_opening(&c, &pkt, st);
 	} else {
-		stat = synproxy_ack(&c, &pkt);
+		stat = synproxy_ack(&c, &pkt, &to_stack);
 	}
 	if (stat == SYNPROXY_NOT_MINE)
 		return TC_ACT_UNSPEC;
 	stat_inc(stat);
-	if (synproxy_invalid_to_stack(stat, st))
-		return TC_ACT_UNSPEC;
-	return tc_verdict(stat);
+	return to_stack ? TC_ACT_UNSPEC : tc_verdict(stat);
 }
 
 SEC("tc")

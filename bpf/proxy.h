@@ -342,6 +342,11 @@ struct proxy_req {
 	 * isnguard's doing, the SYN goes again.
 	 */
 	bool reopen;
+	/*
+	 * Set by synproxy_ack_cookie: the ACK failed the check on a tuple the
+	 * host closed, and goes to its stack (synproxy_invalid_to_stack).
+	 */
+	bool to_stack;
 };
 
 /*

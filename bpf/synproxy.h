@@ -589,6 +589,43 @@ __noinline int synproxy_ack_pre(struct __sk_buff *skb, const struct pkt *pkt_arg
 }
 
 /*
+ * An ACK that failed the cookie check (cookie_ack_invalid_mac), with the
+ * flow entry of its tuple: whether it goes to the host's stack after all. Linux answers an
+ * ACK that finds only a listener with a RST at its ack, and a client whose
+ * last FIN comes after the host let go of the connection needs that RST, or
+ * it retransmits for minutes. So an ACK on a tuple whose connection the
+ * host has closed (closed holds its flow entry, FLOW_F_COOKIE_LOCAL, until
+ * it expires) passes, up to invalid_ack_rate of them a second
+ * (cookie_ack_invalid_to_stack); the rest are dropped. Not an ACK on a tuple
+ * with no entry: it may be a segment of a handshake in flight whose cookie
+ * ACK was lost (a later segment's seq names no client ISN, so its check
+ * fails), which a RST would kill and the client's retransmission heals; and
+ * a flood of forged ACKs reaches the host not at all.
+ */
+static __always_inline bool synproxy_invalid_to_stack(const struct flow_state *closed)
+{
+	const struct synproxy_config *sp;
+	struct invalid_ack_budget *b;
+	__u64 now, step, tat;
+	__u32 zero = 0;
+
+	if (!closed || !(closed->flags & FLOW_F_COOKIE_LOCAL))
+		return false;
+	sp = synproxy_get();
+	b = bpf_map_lookup_elem(&isn_invalid_acks, &zero);
+	if (!sp || !b || !sp->invalid_ack_rate)
+		return false;
+	now = bpf_ktime_get_coarse_ns();
+	step = NSEC_PER_SEC / sp->invalid_ack_rate;
+	tat = b->tat_ns;
+	if ((__s64)(tat - now) > (__s64)(NSEC_PER_SEC / 10))
+		return false;	/* over the rate, past a tenth of a second's burst */
+	b->tat_ns = ((__s64)(tat - now) > 0 ? tat : now) + step;
+	stat_inc(STAT_COOKIE_INVALID_TO_STACK);
+	return true;
+}
+
+/*
  * Second step: the cookie checked (a function of its own for the stack
  * the hash needs). Returns the decision, or where the connection goes:
  * SYNPROXY_LOCAL or SYNPROXY_TRANSLATE, with req->opts decoded.
@@ -616,6 +653,8 @@ __noinline int synproxy_ack_cookie(struct __sk_buff *skb, const struct pkt *pkt_
 	if (verdict != COOKIE_OK) {
 		if (synproxy_kernel_cookie(c, pkt, th))
 			return SYNPROXY_NOT_MINE;
+		/* Here, not after the callers' paths have joined: kernel 6.1 walked it once per path. */
+		req->to_stack = synproxy_invalid_to_stack(bpf_map_lookup_elem(&isn_flows, &fk));
 		return STAT_COOKIE_BAD_MAC;
 	}
 	stat_inc(STAT_COOKIE_ACK_VALID);
@@ -677,44 +716,6 @@ __noinline int synproxy_assign(struct __sk_buff *skb, const struct pkt *pkt_arg,
 	ret = bpf_sk_assign_tcp_reqsk(c->ctx, (struct sock *)tp, &attrs, sizeof(attrs));
 	bpf_sk_release(sk);
 	return ret ? STAT_COOKIE_ASSIGN_ERROR : STAT_COOKIE_HANDSHAKE;
-}
-
-/*
- * An ACK that failed the cookie check (stat, its cookie_ack_invalid_*
- * reason): whether it goes to the host's stack after all. Linux answers an
- * ACK that finds only a listener with a RST at its ack, and a client whose
- * last FIN comes after the host let go of the connection needs that RST, or
- * it retransmits for minutes. So an ACK on a tuple whose connection the
- * host has closed (closed holds its flow entry, FLOW_F_COOKIE_LOCAL, until
- * it expires) passes, up to invalid_ack_rate of them a second
- * (cookie_ack_invalid_to_stack); the rest are dropped. Not an ACK on a tuple
- * with no entry: it may be a segment of a handshake in flight whose cookie
- * ACK was lost (a later segment's seq names no client ISN, so its check
- * fails), which a RST would kill and the client's retransmission heals; and
- * a flood of forged ACKs reaches the host not at all.
- */
-static __always_inline bool synproxy_invalid_to_stack(int stat, const struct flow_state *closed)
-{
-	const struct synproxy_config *sp;
-	struct invalid_ack_budget *b;
-	__u64 now, step, tat;
-	__u32 zero = 0;
-
-	if ((stat != STAT_COOKIE_BAD_MAC && stat != STAT_COOKIE_EXPIRED &&
-	     stat != STAT_COOKIE_UNKNOWN_KEY) || !closed)
-		return false;
-	sp = synproxy_get();
-	b = bpf_map_lookup_elem(&isn_invalid_acks, &zero);
-	if (!sp || !b || !sp->invalid_ack_rate)
-		return false;
-	now = bpf_ktime_get_coarse_ns();
-	step = NSEC_PER_SEC / sp->invalid_ack_rate;
-	tat = b->tat_ns;
-	if ((__s64)(tat - now) > (__s64)(NSEC_PER_SEC / 10))
-		return false;	/* over the rate, past a tenth of a second's burst */
-	b->tat_ns = ((__s64)(tat - now) > 0 ? tat : now) + step;
-	stat_inc(STAT_COOKIE_INVALID_TO_STACK);
-	return true;
 }
 
 /*
@@ -782,7 +783,7 @@ __noinline int synproxy_local_flow(struct __sk_buff *skb, const struct pkt *pkt_
  * called one after the other, not nested: their stacks add up.
  */
 static __always_inline int synproxy_ack_req(const struct ctx *c, const struct pkt *pkt,
-					    bool reopen)
+					    bool reopen, bool *to_stack)
 {
 	struct proxy_req req = { .reopen = reopen };
 	struct pkt copy = *pkt;
@@ -793,6 +794,7 @@ static __always_inline int synproxy_ack_req(const struct ctx *c, const struct pk
 		return ret;
 	copy = *pkt;
 	ret = synproxy_ack_cookie(c->ctx, &copy, &req);
+	*to_stack = req.to_stack;
 	if (ret != SYNPROXY_TRANSLATE && ret != SYNPROXY_LOCAL)
 		return ret;
 	copy = *pkt;
@@ -812,9 +814,10 @@ static __always_inline int synproxy_ack_req(const struct ctx *c, const struct pk
 	return ret;
 }
 
-static __always_inline int synproxy_ack(const struct ctx *c, const struct pkt *pkt)
+/* *to_stack: the ACK failed the check but goes to the host's stack all the same. */
+static __always_inline int synproxy_ack(const struct ctx *c, const struct pkt *pkt, bool *to_stack)
 {
-	return synproxy_ack_req(c, pkt, false);
+	return synproxy_ack_req(c, pkt, false, to_stack);
 }
 
 /*
@@ -827,6 +830,7 @@ static __always_inline int synproxy_opening(const struct ctx *c, const struct pk
 					    const struct flow_state *st)
 {
 	struct tcphdr *th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
+	bool to_stack;
 	int ret;
 
 	if (!th)
@@ -838,7 +842,8 @@ static __always_inline int synproxy_opening(const struct ctx *c, const struct pk
 	if (!synproxy_ack_candidate(c, pkt) || bpf_ntohl(th->seq) != st->host_ack ||
 	    bpf_ntohl(th->ack_seq) != st->wire_isn + 1)
 		return STAT_PROXY_HELD;
-	ret = synproxy_ack_req(c, pkt, true);
+	/* Its tuple's entry is the proxied flow: never to the stack. */
+	ret = synproxy_ack_req(c, pkt, true, &to_stack);
 	return ret == SYNPROXY_NOT_MINE ? STAT_PROXY_HELD : ret;
 }
 
