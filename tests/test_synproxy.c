@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <net/if.h>
 #include <net/route.h>
+#include <linux/rtnetlink.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
@@ -2144,13 +2145,15 @@ TEST(test_proxy_syn_on_a_tuple_with_an_entry)
  * host (local path) or a destination it forwards (translate path), whatever
  * a wildcard listener matches. In a network namespace of the test's own,
  * made in a child: forwarding on (bpf_fib_lookup looks nothing up where
- * the receiving device does not forward), HOST4 an address of lo, the rest
- * of its /24 on the link (a route via lo: another host's addresses) and a
- * reject route. Test runs come in on lo there, and look sockets up there:
+ * the receiving device does not forward), HOST4 and HOST6 addresses of lo,
+ * the rest of their /24 and /64 on the link (a route via lo: another host's
+ * addresses) and unreachable routes. Test runs come in on lo there, and look sockets up there:
  * a wildcard listener on SP_PORT.
  */
 #define ROUTE_OTHER_HOST4 "10.0.9.5"		/* on the link, not the host's */
 #define ROUTE_UNREACHABLE4 "10.0.10.5"		/* an unreachable route */
+#define ROUTE_OTHER_HOST6 "2001:db8:9::5"
+#define ROUTE_UNREACHABLE6 "2001:db8:10::5"
 #define ROUTE_CLIENT_PORT 40600
 
 /* A gateway with its own wildcard listener and the kfunc (auto takes the local path for it). */
@@ -2167,20 +2170,29 @@ static const struct synproxy_config sp_gateway = {
 struct route_row {
 	const char *name;
 	const struct synproxy_config *cfg;
+	int family;
 	const char *daddr;
 	bool answered;		/* the reference SYN-ACK comes out (XDP_TX) */
 	enum isn_stat stat;	/* the counter it moves */
 };
 
 static const struct route_row route_rows[] = {
-	{ .name = "host_address_answered", .cfg = &sp_local, .daddr = HOST4, .answered = true,
-	  .stat = STAT_COOKIE_SENT },
-	{ .name = "other_host_on_the_link_not_answered", .cfg = &sp_local,
+	{ .name = "ipv4_host_address_answered", .cfg = &sp_local, .family = 4, .daddr = HOST4,
+	  .answered = true, .stat = STAT_COOKIE_SENT },
+	{ .name = "ipv4_other_host_on_the_link_not_answered", .cfg = &sp_local, .family = 4,
 	  .daddr = ROUTE_OTHER_HOST4, .stat = STAT_SYN_NOT_LOCAL },
-	{ .name = "unreachable_not_answered", .cfg = &sp_gateway, .daddr = ROUTE_UNREACHABLE4,
-	  .stat = STAT_SYN_NOT_LOCAL },
-	{ .name = "forwarded_answered_for_the_translate_path", .cfg = &sp_gateway,
-	  .daddr = ROUTE_OTHER_HOST4, .answered = true, .stat = STAT_COOKIE_SENT },
+	{ .name = "ipv4_unreachable_not_answered", .cfg = &sp_gateway, .family = 4,
+	  .daddr = ROUTE_UNREACHABLE4, .stat = STAT_SYN_NOT_LOCAL },
+	{ .name = "ipv4_forwarded_answered_for_the_translate_path", .cfg = &sp_gateway,
+	  .family = 4, .daddr = ROUTE_OTHER_HOST4, .answered = true, .stat = STAT_COOKIE_SENT },
+	{ .name = "ipv6_host_address_answered", .cfg = &sp_local, .family = 6, .daddr = HOST6,
+	  .answered = true, .stat = STAT_COOKIE_SENT },
+	{ .name = "ipv6_other_host_on_the_link_not_answered", .cfg = &sp_local, .family = 6,
+	  .daddr = ROUTE_OTHER_HOST6, .stat = STAT_SYN_NOT_LOCAL },
+	{ .name = "ipv6_unreachable_not_answered", .cfg = &sp_gateway, .family = 6,
+	  .daddr = ROUTE_UNREACHABLE6, .stat = STAT_SYN_NOT_LOCAL },
+	{ .name = "ipv6_forwarded_answered_for_the_translate_path", .cfg = &sp_gateway,
+	  .family = 6, .daddr = ROUTE_OTHER_HOST6, .answered = true, .stat = STAT_COOKIE_SENT },
 };
 
 #define ROUTE_ROWS (sizeof(route_rows) / sizeof(route_rows[0]))
@@ -2222,20 +2234,47 @@ static bool ioctl_route(int fd, const char *net, const char *mask, char *dev, un
 	       !ioctl(fd, SIOCADDRT, &rt);
 }
 
+/* in6_ifreq of <linux/ipv6.h>, which clashes with <netinet/in.h>. */
+struct route_in6_ifreq {
+	struct in6_addr addr;
+	uint32_t prefixlen;
+	int ifindex;
+};
+
+static bool ioctl_addr6(int fd, const char *addr, uint32_t prefixlen)
+{
+	struct route_in6_ifreq r = { .prefixlen = prefixlen, .ifindex = (int)if_nametoindex("lo") };
+
+	return inet_pton(AF_INET6, addr, &r.addr) == 1 && !ioctl(fd, SIOCSIFADDR, &r);
+}
+
+static bool ioctl_route6(int fd, const char *net, uint16_t len, uint32_t type)
+{
+	struct in6_rtmsg rt = { .rtmsg_dst_len = len, .rtmsg_type = type, .rtmsg_metric = 1,
+				.rtmsg_flags = RTF_UP, .rtmsg_ifindex = (int)if_nametoindex("lo") };
+
+	if (type == RTN_UNREACHABLE)
+		rt.rtmsg_flags |= RTF_REJECT;
+	return inet_pton(AF_INET6, net, &rt.rtmsg_dst) == 1 && !ioctl(fd, SIOCADDRT, &rt);
+}
+
 static void route_syn_step(const struct route_row *r, enum dp_prog prog,
 			   struct route_result *res, size_t i, size_t j)
 {
-	static const struct syn_row plain = { .family = 4, .mss = 1460, .wscale = 7, .sack = true,
-					      .ts = true };
+	static const struct syn_row plain4 = { .family = 4, .mss = 1460, .wscale = 7,
+					       .sack = true, .ts = true };
+	static const struct syn_row plain6 = { .family = 6, .mss = 1440, .wscale = 7,
+					       .sack = true, .ts = true };
+	const struct syn_row *plain = r->family == 6 ? &plain6 : &plain4;
 	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN], want[PKT_MAX_LEN];
 	size_t in_len, out_len, want_len;
 	uint64_t stat, sent;
 	uint32_t before, after;
 	struct pkt_spec s;
 
-	syn_spec(&plain, SP_PORT, &s);
+	syn_spec(plain, SP_PORT, &s);
 	s.sport = (uint16_t)(ROUTE_CLIENT_PORT + i);
-	pkt_set_addrs(&s, CLIENT4, r->daddr);
+	pkt_set_addrs(&s, r->family == 6 ? CLIENT6 : CLIENT4, r->daddr);
 	in_len = pkt_build(&s, in, sizeof(in));
 	stat = dp_stat(r->stat);
 	sent = dp_stat(STAT_COOKIE_SENT);
@@ -2251,9 +2290,9 @@ static void route_syn_step(const struct route_row *r, enum dp_prog prog,
 		res->syn[i][j].bytes_ok = out_len == in_len && !memcmp(out, in, in_len);
 		return;
 	}
-	want_len = expected_synack(&plain, &s, before, want);
+	want_len = expected_synack(plain, &s, before, want);
 	if (after != before && (out_len != want_len || memcmp(out, want, want_len)))
-		want_len = expected_synack(&plain, &s, after, want);
+		want_len = expected_synack(plain, &s, after, want);
 	res->syn[i][j].bytes_ok = want_len && out_len == want_len && !memcmp(out, want, want_len);
 }
 
@@ -2308,7 +2347,7 @@ static void route_steps(struct route_result *res)
 {
 	struct ifreq ifr = { 0 };
 	char lo[] = "lo";
-	int fd, listener;
+	int fd, fd6, listener, listener6;
 
 #define STEP(ok, what) do { if (!(ok)) { snprintf(res->error, sizeof(res->error), "%s: %s", \
 					what, strerror(errno)); return; } } while (0)
@@ -2325,7 +2364,14 @@ static void route_steps(struct route_result *res)
 	STEP(ioctl_route(fd, "10.0.9.0", "255.255.255.0", lo, RTF_UP), "10.0.9.0/24 dev lo");
 	STEP(ioctl_route(fd, "10.0.10.0", "255.255.255.0", NULL, RTF_UP | RTF_REJECT),
 	     "unreachable 10.0.10.0/24");
-	STEP(listen_on(4, SP_PORT, 16, &listener), "a wildcard listener");
+	fd6 = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	STEP(fd6 >= 0 && write_file("/proc/sys/net/ipv6/conf/lo/forwarding", "1"),
+	     "IPv6 forwarding on lo");
+	STEP(ioctl_addr6(fd6, HOST6, 128), "HOST6/128 on lo");
+	STEP(ioctl_route6(fd6, "2001:db8:9::", 64, RTN_UNICAST), "2001:db8:9::/64 dev lo");
+	STEP(ioctl_route6(fd6, "2001:db8:10::", 64, RTN_UNREACHABLE), "unreachable 2001:db8:10::/64");
+	STEP(listen_on(4, SP_PORT, 16, &listener) && listen_on(6, SP_PORT, 16, &listener6),
+	     "wildcard listeners");
 	for (size_t i = 0; i < ROUTE_ROWS; i++) {
 		for (size_t j = 0; j < 2; j++) {
 			STEP(dp_set_synproxy(route_rows[i].cfg, SP_PORT) && dp_flows_clear(),
