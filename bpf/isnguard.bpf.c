@@ -96,12 +96,12 @@ int isnguard_xdp_cookie(struct xdp_md *xdp)
 
 	/*
 	 * Everything but SYNs is tc's to count: only the SYN proxy's own
-	 * verdicts (syn_seen .. synproxy_auto_off in the counter list, and
-	 * syn_not_unicast) and errors count here, not a pass reason tc counts
-	 * again.
+	 * verdicts (syn_seen .. synproxy_auto_off in the counter list,
+	 * syn_not_unicast and syn_not_local) and errors count here, not a pass
+	 * reason tc counts again.
 	 */
 	if ((stat >= STAT_SYN_SEEN && stat <= STAT_AUTO_OFF) || stat == STAT_SYN_NOT_UNICAST ||
-	    stat == STAT_DROP_ERROR)
+	    stat == STAT_SYN_NOT_LOCAL || stat == STAT_DROP_ERROR)
 		stat_inc(stat);
 	return xdp_verdict(stat);
 }

@@ -37,40 +37,8 @@
 #include "synopt.h"
 #include "tcp.h"
 
-#define PROXY_AF_INET 2
-#define PROXY_AF_INET6 10
 #define PROXY_WSCALE_MAX 14
 #define TCP_WORD3_OFF 12	/* data offset, flags, window */
-
-/*
- * Whether the host forwards the segment (a server behind it) rather than
- * taking it itself: the FIB's answer for it, as the stack would route it.
- */
-static __always_inline bool proxy_forwarded(const struct ctx *c, const struct pkt *pkt)
-{
-	struct bpf_fib_lookup fib = {};
-	const void *src, *dst;
-	struct tcphdr *th;
-	long rc;
-
-	if (tcp_addrs(c, pkt, &th, &src, &dst))
-		return false;
-	fib.l4_protocol = IPPROTO_TCP;
-	fib.sport = th->source;
-	fib.dport = th->dest;
-	fib.ifindex = ctx_ifindex(c);
-	if (pkt->family == FLOW_FAMILY_IPV4) {
-		fib.family = PROXY_AF_INET;
-		__builtin_memcpy(&fib.ipv4_src, src, 4);
-		__builtin_memcpy(&fib.ipv4_dst, dst, 4);
-	} else {
-		fib.family = PROXY_AF_INET6;
-		__builtin_memcpy(fib.ipv6_src, src, 16);
-		__builtin_memcpy(fib.ipv6_dst, dst, 16);
-	}
-	rc = bpf_fib_lookup(c->ctx, &fib, sizeof(fib), 0);
-	return rc == BPF_FIB_LKUP_RET_SUCCESS || rc == BPF_FIB_LKUP_RET_NO_NEIGH;
-}
 
 /*
  * Writes a header isnguard built over the skb's TCP header, the skb cut or

@@ -20,6 +20,7 @@
 #include "flow.h"
 #include "parse.h"
 #include "proxy.h"
+#include "route.h"
 #include "stats.h"
 #include "synhdr.h"
 #include "synopt.h"
@@ -389,6 +390,7 @@ static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *p
 					struct synack_plan *plan)
 {
 	const struct synproxy_config *sp = synproxy_get();
+	enum route_kind route;
 	struct syn_opts so;
 	struct tcphdr *th;
 	__be32 seq;
@@ -417,17 +419,21 @@ static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *p
 		return STAT_SYN_UNANSWERABLE;	/* TCP-MD5/AO: only the host can sign */
 
 	state = synproxy_socket_state(c, pkt);
-	if (state < 0) {
-		/* No local socket: a server behind this host, or no listener (the stack's RST). */
-		if (sp->path == SYNPROXY_PATH_LOCAL || !proxy_forwarded(c, pkt))
-			return STAT_SYN_NO_LISTENER;
-		if (proxy_tuple_busy(c, pkt))
-			return STAT_SYN_PASSED_SOCKET;	/* the server's call, as for a local socket */
-	} else if (state != BPF_TCP_LISTEN) {
+	if (state >= 0 && state != BPF_TCP_LISTEN)
 		return STAT_SYN_PASSED_SOCKET;	/* TIME_WAIT reuse, challenge ACK: the stack's call */
-	} else if ((sp->path == SYNPROXY_PATH_TRANSLATE ||
-		    (sp->path == SYNPROXY_PATH_AUTO && !(sp->flags & SYNPROXY_F_LOCAL_PATH))) &&
-		   proxy_tuple_busy(c, pkt)) {
+	/*
+	 * Where the SYN goes (bpf/route.h), whatever listener the lookup found:
+	 * a wildcard one matches any destination. The cookie ACK takes the same
+	 * decision (synproxy_ack_pre).
+	 */
+	route = route_of(c, pkt);
+	if (route == ROUTE_NONE || (route == ROUTE_FORWARDED && sp->path == SYNPROXY_PATH_LOCAL))
+		return STAT_SYN_NOT_LOCAL;	/* not this host's, nor one it proxies for */
+	if (route == ROUTE_LOCAL && state < 0)
+		return STAT_SYN_NO_LISTENER;	/* the stack's RST */
+	if ((route == ROUTE_FORWARDED || sp->path == SYNPROXY_PATH_TRANSLATE ||
+	     (sp->path == SYNPROXY_PATH_AUTO && !(sp->flags & SYNPROXY_F_LOCAL_PATH))) &&
+	    proxy_tuple_busy(c, pkt)) {
 		/* The translate path's connections have no socket to tell: their entries do. */
 		return STAT_SYN_PASSED_SOCKET;
 	}
@@ -556,6 +562,7 @@ __noinline int synproxy_ack_pre(struct __sk_buff *skb, const struct pkt *pkt_arg
 	const struct synproxy_config *sp = synproxy_get();
 	struct bpf_sock_tuple t = {};
 	struct pkt p, *pkt = &p;
+	enum route_kind route;
 	struct bpf_sock *sk;
 	struct syn_opts so;
 	__u32 size;
@@ -573,14 +580,22 @@ __noinline int synproxy_ack_pre(struct __sk_buff *skb, const struct pkt *pkt_arg
 	}
 	if (state >= 0 && state != BPF_TCP_LISTEN && !req->reopen)
 		return STAT_COOKIE_ACK_SOCKET;
-	/* No local socket: a server behind this host (translated), or none at all. */
-	if (state < 0 && (sp->path == SYNPROXY_PATH_LOCAL || !proxy_forwarded(c, pkt)))
+	/*
+	 * The route its SYN had (synproxy_syn): a forwarded destination's
+	 * cookie is the translate path's, even with a wildcard listener here;
+	 * one the SYN proxy left to the stack (no route, or forwarded with
+	 * the local path alone) holds no cookie of ours.
+	 */
+	route = route_of(c, pkt);
+	if (route == ROUTE_NONE || (route == ROUTE_FORWARDED && sp->path == SYNPROXY_PATH_LOCAL))
+		return SYNPROXY_NOT_MINE;
+	if (route == ROUTE_LOCAL && state < 0)
 		return STAT_COOKIE_ACK_NO_LISTENER;	/* the stack answers with a RST */
 	synopt_parse(c, pkt, &so);
 	/* The SYN proxy never answers a signed SYN, so a signed ACK holds no cookie of ours. */
 	if (so.is_signed)
 		return SYNPROXY_NOT_MINE;
-	req->listener = state == BPF_TCP_LISTEN;
+	req->listener = route == ROUTE_LOCAL && state == BPF_TCP_LISTEN;
 	req->tsval = so.tsval;
 	req->tsecr = so.tsecr;
 	req->has_ts = so.has_ts;

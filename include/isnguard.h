@@ -319,7 +319,12 @@ struct fastpath_scratch {
 	/* the translating SYN proxy's own SYN resends (bpf/resend.h) */ \
 	X(STAT_PROXY_SYN_RESENT,	"proxy_syn_resent")		\
 	X(STAT_PROXY_GAVE_UP,		"proxy_server_gave_up")		\
-	X(STAT_PROXY_RESEND_UNTRACKED,	"proxy_resend_untracked")
+	X(STAT_PROXY_RESEND_UNTRACKED,	"proxy_resend_untracked")	\
+	/*								\
+	 * SYN cookies: a SYN whose destination is neither the host's own nor	\
+	 * one it proxies for (bpf/route.h), not answered			\
+	 */								\
+	X(STAT_SYN_NOT_LOCAL,		"syn_not_local")
 
 #define ISNGUARD_STAT_ENUM(name, text) name,
 enum isn_stat {

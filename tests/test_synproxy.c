@@ -14,6 +14,8 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <net/if.h>
+#include <net/route.h>
+#include <linux/rtnetlink.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
@@ -537,7 +539,7 @@ static const struct pass_syn_row pass_syn_rows[] = {
 static bool syn_decision(enum isn_stat stat)
 {
 	return (stat >= STAT_SYN_SEEN && stat <= STAT_SYN_UNANSWERABLE) ||
-	       stat == STAT_SYN_NOT_UNICAST;
+	       stat == STAT_SYN_NOT_UNICAST || stat == STAT_SYN_NOT_LOCAL;
 }
 
 static void check_pass_syn_row(const struct pass_syn_row *r, enum dp_prog prog)
@@ -2134,4 +2136,308 @@ TEST(test_proxy_syn_on_a_tuple_with_an_entry)
 		ASSERT_EQ(!dp_flow_get(&pc.fk, &st), rows[i].gone, "entry gone (or kept)");
 	}
 	dp_flows_clear();
+}
+
+/* ---- which destinations get a SYN-ACK (bpf/route.h) ---- */
+
+/*
+ * RFC 1122 4.2.3.10, issue 17: a SYN is answered only for an address of the
+ * host (local path) or a destination it forwards (translate path), whatever
+ * a wildcard listener matches. In a network namespace of the test's own,
+ * made in a child: forwarding on (bpf_fib_lookup looks nothing up where
+ * the receiving device does not forward), HOST4 and HOST6 addresses of lo,
+ * the rest of their /24 and /64 on the link (a route via lo: another host's
+ * addresses) and unreachable routes. Test runs come in on lo there, and look sockets up there:
+ * a wildcard listener on SP_PORT.
+ */
+#define ROUTE_OTHER_HOST4 "10.0.9.5"		/* on the link, not the host's */
+#define ROUTE_UNREACHABLE4 "10.0.10.5"		/* an unreachable route */
+#define ROUTE_OTHER_HOST6 "2001:db8:9::5"
+#define ROUTE_UNREACHABLE6 "2001:db8:10::5"
+#define ROUTE_CLIENT_PORT 40600
+
+/* A gateway with its own wildcard listener and the kfunc (auto takes the local path for it). */
+static const struct synproxy_config sp_gateway = {
+	.mode = SYNPROXY_ALWAYS,
+	.path = SYNPROXY_PATH_AUTO,
+	.flags = SYNPROXY_F_SACK | SYNPROXY_F_TIMESTAMPS | SYNPROXY_F_WSCALE | SYNPROXY_F_ECN |
+		 SYNPROXY_F_LOCAL_PATH,
+	.syn_threshold = 1000,
+	.rcv_wscale = SP_WSCALE,
+	.window = SP_WINDOW,
+};
+
+struct route_row {
+	const char *name;
+	const struct synproxy_config *cfg;
+	int family;
+	const char *daddr;
+	bool answered;		/* the reference SYN-ACK comes out (XDP_TX) */
+	enum isn_stat stat;	/* the counter it moves */
+};
+
+static const struct route_row route_rows[] = {
+	{ .name = "ipv4_host_address_answered", .cfg = &sp_local, .family = 4, .daddr = HOST4,
+	  .answered = true, .stat = STAT_COOKIE_SENT },
+	{ .name = "ipv4_other_host_on_the_link_not_answered", .cfg = &sp_local, .family = 4,
+	  .daddr = ROUTE_OTHER_HOST4, .stat = STAT_SYN_NOT_LOCAL },
+	{ .name = "ipv4_unreachable_not_answered", .cfg = &sp_gateway, .family = 4,
+	  .daddr = ROUTE_UNREACHABLE4, .stat = STAT_SYN_NOT_LOCAL },
+	{ .name = "ipv4_forwarded_answered_for_the_translate_path", .cfg = &sp_gateway,
+	  .family = 4, .daddr = ROUTE_OTHER_HOST4, .answered = true, .stat = STAT_COOKIE_SENT },
+	{ .name = "ipv6_host_address_answered", .cfg = &sp_local, .family = 6, .daddr = HOST6,
+	  .answered = true, .stat = STAT_COOKIE_SENT },
+	{ .name = "ipv6_other_host_on_the_link_not_answered", .cfg = &sp_local, .family = 6,
+	  .daddr = ROUTE_OTHER_HOST6, .stat = STAT_SYN_NOT_LOCAL },
+	{ .name = "ipv6_unreachable_not_answered", .cfg = &sp_gateway, .family = 6,
+	  .daddr = ROUTE_UNREACHABLE6, .stat = STAT_SYN_NOT_LOCAL },
+	{ .name = "ipv6_forwarded_answered_for_the_translate_path", .cfg = &sp_gateway,
+	  .family = 6, .daddr = ROUTE_OTHER_HOST6, .answered = true, .stat = STAT_COOKIE_SENT },
+};
+
+#define ROUTE_ROWS (sizeof(route_rows) / sizeof(route_rows[0]))
+static const enum dp_prog route_progs[] = { DP_XDP_INGRESS, DP_XDP_COOKIE };
+
+struct route_result {
+	char error[96];
+	bool no_netns;
+	struct {
+		uint32_t verdict;
+		bool bytes_ok;	/* the reference SYN-ACK, or the SYN untouched */
+		uint64_t stat_moved, sent_moved;
+	} syn[ROUTE_ROWS][2];
+	/* The gateway's cookie ACK to ROUTE_OTHER_HOST4 at tc beside XDP. */
+	uint32_t ack_verdict;
+	bool ack_bytes_ok;	/* the SYN to the server */
+	uint64_t proxy_syn_moved, handshake_moved;
+};
+
+static bool ioctl_addr(int fd, unsigned long req, const char *ifname, const char *addr)
+{
+	struct ifreq ifr = { 0 };
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	sin->sin_family = AF_INET;
+	return inet_pton(AF_INET, addr, &sin->sin_addr) == 1 && !ioctl(fd, req, &ifr);
+}
+
+static bool ioctl_route(int fd, const char *net, const char *mask, char *dev, unsigned short flags)
+{
+	struct rtentry rt = { .rt_flags = flags, .rt_dev = dev };
+
+	((struct sockaddr_in *)&rt.rt_dst)->sin_family = AF_INET;
+	((struct sockaddr_in *)&rt.rt_genmask)->sin_family = AF_INET;
+	((struct sockaddr_in *)&rt.rt_gateway)->sin_family = AF_INET;
+	return inet_pton(AF_INET, net, &((struct sockaddr_in *)&rt.rt_dst)->sin_addr) == 1 &&
+	       inet_pton(AF_INET, mask, &((struct sockaddr_in *)&rt.rt_genmask)->sin_addr) == 1 &&
+	       !ioctl(fd, SIOCADDRT, &rt);
+}
+
+/* in6_ifreq of <linux/ipv6.h>, which clashes with <netinet/in.h>. */
+struct route_in6_ifreq {
+	struct in6_addr addr;
+	uint32_t prefixlen;
+	int ifindex;
+};
+
+static bool ioctl_addr6(int fd, const char *addr, uint32_t prefixlen)
+{
+	struct route_in6_ifreq r = { .prefixlen = prefixlen, .ifindex = (int)if_nametoindex("lo") };
+
+	return inet_pton(AF_INET6, addr, &r.addr) == 1 && !ioctl(fd, SIOCSIFADDR, &r);
+}
+
+static bool ioctl_route6(int fd, const char *net, uint16_t len, uint32_t type)
+{
+	struct in6_rtmsg rt = { .rtmsg_dst_len = len, .rtmsg_type = type, .rtmsg_metric = 1,
+				.rtmsg_flags = RTF_UP, .rtmsg_ifindex = (int)if_nametoindex("lo") };
+
+	if (type == RTN_UNREACHABLE)
+		rt.rtmsg_flags |= RTF_REJECT;
+	return inet_pton(AF_INET6, net, &rt.rtmsg_dst) == 1 && !ioctl(fd, SIOCADDRT, &rt);
+}
+
+static void route_syn_step(const struct route_row *r, enum dp_prog prog,
+			   struct route_result *res, size_t i, size_t j)
+{
+	static const struct syn_row plain4 = { .family = 4, .mss = 1460, .wscale = 7,
+					       .sack = true, .ts = true };
+	static const struct syn_row plain6 = { .family = 6, .mss = 1440, .wscale = 7,
+					       .sack = true, .ts = true };
+	const struct syn_row *plain = r->family == 6 ? &plain6 : &plain4;
+	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN], want[PKT_MAX_LEN];
+	size_t in_len, out_len, want_len;
+	uint64_t stat, sent;
+	uint32_t before, after;
+	struct pkt_spec s;
+
+	syn_spec(plain, SP_PORT, &s);
+	s.sport = (uint16_t)(ROUTE_CLIENT_PORT + i);
+	pkt_set_addrs(&s, r->family == 6 ? CLIENT6 : CLIENT4, r->daddr);
+	in_len = pkt_build(&s, in, sizeof(in));
+	stat = dp_stat(r->stat);
+	sent = dp_stat(STAT_COOKIE_SENT);
+	before = coarse_slot();
+	if (!dp_run(prog, in, in_len, out, &out_len, &res->syn[i][j].verdict)) {
+		snprintf(res->error, sizeof(res->error), "test run of %s", r->name);
+		return;
+	}
+	after = coarse_slot();
+	res->syn[i][j].stat_moved = dp_stat(r->stat) - stat;
+	res->syn[i][j].sent_moved = dp_stat(STAT_COOKIE_SENT) - sent;
+	if (!r->answered) {
+		res->syn[i][j].bytes_ok = out_len == in_len && !memcmp(out, in, in_len);
+		return;
+	}
+	want_len = expected_synack(plain, &s, before, want);
+	if (after != before && (out_len != want_len || memcmp(out, want, want_len)))
+		want_len = expected_synack(plain, &s, after, want);
+	res->syn[i][j].bytes_ok = want_len && out_len == want_len && !memcmp(out, want, want_len);
+}
+
+/* The cookie ACK of a SYN the gateway answered for ROUTE_OTHER_HOST4: the translate path's. */
+static void route_ack_step(struct route_result *res)
+{
+	static const struct proxy_case c = { .name = "gateway", .family = 4, .ts = true };
+	struct ref_cookie_opts o = { .wscale = (uint8_t)PROXY_CLIENT_WSCALE(&c), .wscale_ok = true,
+				     .sack_ok = true };
+	uint32_t slot = (uint32_t)(mono_coarse_ns() >> COOKIE_SLOT_SHIFT);
+	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN], want[PKT_MAX_LEN];
+	size_t in_len, out_len, want_len;
+	uint64_t proxy_syn, handshake;
+	struct pkt_spec ack, syn;
+	struct proxy_conn pc;
+	struct isn_key key;
+
+	proxy_conn_init(&pc, &c, ROUTE_CLIENT_PORT + ROUTE_ROWS);
+	pkt_set_addrs(&pc.client, CLIENT4, ROUTE_OTHER_HOST4);
+	pkt_set_addrs(&pc.server, ROUTE_OTHER_HOST4, CLIENT4);
+	host_flow(&pc.client, &pc.fk);
+	dp_test_key(&key);
+	if (ref_cookie_make(&key, &pc.fk, CLIENT_ISN, slot,
+			    ref_cookie_opt_bits(PROXY_MSS_INDEX(&c), &o, c.ts), c.ts, &pc.cookie,
+			    &pc.cookie_tsval)) {
+		snprintf(res->error, sizeof(res->error), "reference cookie");
+		return;
+	}
+	ack = pc.client;
+	ack.flags = TH_ACK;
+	ack.seq = CLIENT_ISN + 1;
+	ack.ack = pc.cookie + 1;
+	ack.window = 502;
+	pkt_opt_nop(&ack);
+	pkt_opt_nop(&ack);
+	pkt_opt_timestamp(&ack, CLIENT_TSVAL + 3, pc.cookie_tsval);
+	proxy_syn_frame(&pc, &syn);
+	in_len = pkt_build(&ack, in, sizeof(in));
+	want_len = pkt_build(&syn, want, sizeof(want));
+	proxy_syn = dp_stat(STAT_PROXY_SYN);
+	handshake = dp_stat(STAT_COOKIE_HANDSHAKE);
+	if (!dp_run(DP_TC_COOKIE, in, in_len, out, &out_len, &res->ack_verdict)) {
+		snprintf(res->error, sizeof(res->error), "test run of the cookie ACK");
+		return;
+	}
+	res->ack_bytes_ok = out_len == want_len && !memcmp(out, want, want_len);
+	res->proxy_syn_moved = dp_stat(STAT_PROXY_SYN) - proxy_syn;
+	res->handshake_moved = dp_stat(STAT_COOKIE_HANDSHAKE) - handshake;
+}
+
+static void route_steps(struct route_result *res)
+{
+	struct ifreq ifr = { 0 };
+	char lo[] = "lo";
+	int fd, fd6, listener, listener6;
+
+#define STEP(ok, what) do { if (!(ok)) { snprintf(res->error, sizeof(res->error), "%s: %s", \
+					what, strerror(errno)); return; } } while (0)
+	res->no_netns = unshare(CLONE_NEWNET) != 0;
+	STEP(!res->no_netns, "unshare the network namespace");
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	STEP(fd >= 0 && !ioctl(fd, SIOCGIFFLAGS, &ifr), "read lo's flags");
+	ifr.ifr_flags |= IFF_UP;
+	STEP(!ioctl(fd, SIOCSIFFLAGS, &ifr), "bring lo up");
+	STEP(write_file("/proc/sys/net/ipv4/conf/lo/forwarding", "1"), "forwarding on lo");
+	STEP(ioctl_addr(fd, SIOCSIFADDR, "lo:9", HOST4) &&
+	     ioctl_addr(fd, SIOCSIFNETMASK, "lo:9", "255.255.255.255"), "HOST4/32 on lo");
+	STEP(ioctl_route(fd, "10.0.9.0", "255.255.255.0", lo, RTF_UP), "10.0.9.0/24 dev lo");
+	STEP(ioctl_route(fd, "10.0.10.0", "255.255.255.0", NULL, RTF_UP | RTF_REJECT),
+	     "unreachable 10.0.10.0/24");
+	fd6 = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	STEP(fd6 >= 0 && write_file("/proc/sys/net/ipv6/conf/lo/forwarding", "1"),
+	     "IPv6 forwarding on lo");
+	STEP(ioctl_addr6(fd6, HOST6, 128), "HOST6/128 on lo");
+	STEP(ioctl_route6(fd6, "2001:db8:9::", 64, RTN_UNICAST), "2001:db8:9::/64 dev lo");
+	STEP(ioctl_route6(fd6, "2001:db8:10::", 64, RTN_UNREACHABLE), "unreachable 2001:db8:10::/64");
+	STEP(listen_on(4, SP_PORT, 16, &listener) && listen_on(6, SP_PORT, 16, &listener6),
+	     "wildcard listeners");
+	for (size_t i = 0; i < ROUTE_ROWS; i++) {
+		for (size_t j = 0; j < 2; j++) {
+			STEP(dp_set_synproxy(route_rows[i].cfg, SP_PORT) && dp_flows_clear(),
+			     "SYN proxy config");
+			route_syn_step(&route_rows[i], route_progs[j], res, i, j);
+			if (res->error[0])
+				return;
+		}
+	}
+	STEP(dp_set_synproxy(&sp_gateway, SP_PORT) && dp_flows_clear(), "SYN proxy config");
+	route_ack_step(res);
+	dp_flows_clear();
+#undef STEP
+}
+
+TEST(test_synproxy_answers_only_the_hosts_own_or_forwarded_destinations)
+{
+	struct route_result res = { 0 };
+	int pipefd[2], status;
+	pid_t child;
+
+	if (!setup(&sp_local, SP_PORT))
+		return;
+	if (pipe(pipefd)) {
+		FAIL("pipe: %s", strerror(errno));
+		return;
+	}
+	child = fork();
+	if (child == 0) {
+		route_steps(&res);
+		_exit(write(pipefd[1], &res, sizeof(res)) == sizeof(res) ? 0 : 1);
+	}
+	close(pipefd[1]);
+	if (child < 0 || read(pipefd[0], &res, sizeof(res)) != sizeof(res)) {
+		FAIL("the namespace's child reported nothing");
+		close(pipefd[0]);
+		if (child > 0)
+			waitpid(child, &status, 0);
+		return;
+	}
+	close(pipefd[0]);
+	waitpid(child, &status, 0);
+	if (res.no_netns) {
+		test_skip("%s", res.error);
+		return;
+	}
+	if (res.error[0]) {
+		FAIL("%s", res.error);
+		return;
+	}
+	for (size_t i = 0; i < ROUTE_ROWS; i++) {
+		for (size_t j = 0; j < 2; j++) {
+			const struct route_row *r = &route_rows[i];
+
+			test_case_begin("%s_%s", r->name, dp_prog_name(route_progs[j]));
+			ASSERT_EQ(res.syn[i][j].verdict, r->answered ? XDP_TX_VERDICT : XDP_PASS_VERDICT,
+				  "verdict");
+			ASSERT_TRUE(res.syn[i][j].bytes_ok,
+				    r->answered ? "the reference SYN-ACK" : "the SYN untouched");
+			ASSERT_EQ(res.syn[i][j].stat_moved, 1, "its counter");
+			ASSERT_EQ(res.syn[i][j].sent_moved, r->answered ? 1 : 0, "cookie_sent");
+		}
+	}
+	test_case_begin("gateway_wildcard_listener_cookie_ack_translated");
+	ASSERT_EQ(res.ack_verdict, TC_ACT_UNSPEC_VERDICT, "verdict");
+	ASSERT_TRUE(res.ack_bytes_ok, "the SYN to the server");
+	ASSERT_EQ(res.proxy_syn_moved, 1, "proxy_syn_to_server");
+	ASSERT_EQ(res.handshake_moved, 0, "cookie_handshake_to_stack");
 }

@@ -146,6 +146,29 @@ test_gateway_synproxy_tc_ingress_partial_checksums_ipv6() {
 }
 # needs the translate path
 test_gateway_synproxy_server_speaks_first() { gw_sp test_synproxy_server_speaks_first; }
+
+# M has a wildcard listener of its own on the port it forwards to A, and the
+# kernel has bpf_sk_assign_tcp_reqsk, so auto takes the local path for M's
+# own listeners. The socket lookup finds M's listener for B's SYN to A, but
+# A's address is one M forwards (bpf/route.h): the cookie ACK takes the
+# translate path to A, and the connection opens and carries data (issue 17,
+# item 4: the ACK went to M's listener, and it never opened).
+test_gateway_synproxy_own_wildcard_listener_on_the_forwarded_port() {
+	local a
+	a=$(addr_of A 4)
+	SP_WHERE=gateway sp_setup
+	isng synproxy | grep -q "forwarded servers translated" ||
+		skip "this kernel lacks bpf_sk_assign_tcp_reqsk: auto translates every connection"
+	bg_start m_listener "$NS_M" "$TCP_XFER" server --listen "0.0.0.0:$SP_PORT" --send 1K \
+		--seed "$SEED_A" --timeout 60
+	wait_listen "$NS_M" "$SP_PORT"
+	transfer "$NS_A" "$NS_B" "$(ep 4 "$a" $SP_PORT)" 1M 30
+	bg_wait client
+	bg_wait server
+	assert_transfer_intact 1M server
+	SP_PATH=translate sp_assert_handshakes 1
+	assert_eq "$(isng_counter syn_not_local)" 0 "syn_not_local"
+}
 # needs the translate path
 test_gateway_synproxy_data_on_the_third_ack_reaches_the_application() {
 	gw_sp test_synproxy_data_on_the_third_ack_reaches_the_application
