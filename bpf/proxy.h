@@ -37,6 +37,14 @@
 #include "synopt.h"
 #include "tcp.h"
 
+/*
+ * proxy_open: the flow the caller saw opening is open now (the server's
+ * SYN-ACK was processed in between, on another CPU): the segment is an
+ * established proxied flow's, for the caller to translate as one
+ * (proxy_client_ack). Beside bpf/synproxy.h's SYNPROXY_* values (-1 to -5).
+ */
+#define PROXY_ANSWERED (-6)
+
 #define PROXY_WSCALE_MAX 14
 #define TCP_WORD3_OFF 12	/* data offset, flags, window */
 
@@ -322,7 +330,9 @@ struct proxy_req {
  * into the SYN to the server, in place (tc). The first one makes the flow
  * entry; a client retransmission while the server has not answered sends
  * the SYN again, until SYNPROXY_CONNECT_TIMEOUT_NS, when the client gets a
- * RST instead (STAT_PROXY_TIMEOUT: the caller redirects).
+ * RST instead (STAT_PROXY_TIMEOUT: the caller redirects). PROXY_ANSWERED
+ * when the server's SYN-ACK came between the caller's look at the entry
+ * and this one: the segment is left as it was, for the caller to translate.
  */
 __noinline int proxy_open(struct __sk_buff *skb, const struct pkt *pkt_arg,
 			  const struct proxy_req *req)
@@ -358,8 +368,17 @@ __noinline int proxy_open(struct __sk_buff *skb, const struct pkt *pkt_arg,
 	if (peer_shift > PROXY_WSCALE_MAX)
 		peer_shift = PROXY_WSCALE_MAX;
 
-	if (st && !(st->flags & FLOW_F_PROXY_OPEN))
-		return STAT_DROP_ERROR;	/* the caller saw it opening; the server answered since */
+	if (st && !(st->flags & FLOW_F_PROXY_OPEN)) {
+		/*
+		 * The caller saw it opening; the server has answered since.
+		 * The request that came with the server's SYN-ACK goes on to
+		 * it, translated, not dropped for a 200 ms retransmission.
+		 */
+		if ((st->flags & (FLOW_F_PROXIED | FLOW_F_ESTABLISHED)) ==
+		    (FLOW_F_PROXIED | FLOW_F_ESTABLISHED))
+			return PROXY_ANSWERED;
+		return STAT_DROP_ERROR;	/* not a proxied flow's: nothing to open or translate */
+	}
 	if (st && (__s64)(now - st->created_ns) > (__s64)SYNPROXY_CONNECT_TIMEOUT_NS) {
 		/* The server never answered: the client gets a RST at the seq it expects. */
 		h.source = th->dest;
@@ -423,6 +442,45 @@ __noinline int proxy_open(struct __sk_buff *skb, const struct pkt *pkt_arg,
 	if (proxy_store(c, pkt, words, len, false))
 		return STAT_DROP_ERROR;
 	return STAT_PROXY_SYN;
+}
+
+/*
+ * tc: the client segment proxy_open left to its caller (PROXY_ANSWERED),
+ * the cookie ACK's seq and ack on a flow whose server has answered since
+ * the caller looked: translated as ingress_tcp translates a proxied flow's
+ * segment (ack back by seq_delta, TSecr, window), and passed on to the
+ * server. It carries no SACK block to shift: its ack is the cookie's + 1,
+ * the client has received nothing but the SYN-ACK, so it has nothing to
+ * SACK. A global function of its own, run after proxy_open (their frames
+ * do not add up) and verified once: ingress_tcp whole would cost
+ * isnguard_tc_cookie tens of thousands more instructions.
+ */
+__noinline int proxy_client_ack(struct __sk_buff *skb, const struct pkt *pkt_arg)
+{
+	struct ctx cs = { .ctx = skb, .kind = CTX_SKB }, *c = &cs;
+	struct pkt p, *pkt = &p;
+	struct flow_state *st;
+	struct flow_key key;
+	__be32 ack;
+
+	if (!pkt_arg)
+		return STAT_DROP_ERROR;
+	p = *pkt_arg;	/* on this stack, the verifier ties its loads together */
+	if (tcp_flow_key(c, pkt, false, &key))
+		return STAT_PASS_TRUNCATED;
+	st = bpf_map_lookup_elem(&isn_flows, &key);
+	if (!st || (st->flags & (FLOW_F_PROXIED | FLOW_F_ESTABLISHED | FLOW_F_PROXY_OPEN)) !=
+			   (FLOW_F_PROXIED | FLOW_F_ESTABLISHED))
+		return STAT_DROP_ERROR;
+	if (ctx_load_be32(c, pkt->l4_off + TCP_ACK_OFF, &ack))
+		return STAT_PASS_TRUNCATED;
+	if (ctx_replace_be32(c, pkt->l4_off + TCP_ACK_OFF, pkt->l4_off + TCP_CSUM_OFF, ack,
+			     bpf_htonl(bpf_ntohl(ack) - st->seq_delta)) ||
+	    proxy_ingress(c, pkt, st))
+		return STAT_DROP_ERROR;
+	if (pkt->tcp_flags & TCPF_FIN)
+		flow_note_flags(st, FLOW_F_FIN_REMOTE);
+	return STAT_ACK_TRANSLATED;
 }
 
 /*

@@ -794,6 +794,10 @@ __noinline int synproxy_local_flow(struct __sk_buff *skb, const struct pkt *pkt_
  * flow owns, or the cookie ACK again while a proxied flow opens: the
  * decision. STAT_COOKIE_HANDSHAKE means the skb now carries the listener's
  * new request socket, STAT_PROXY_SYN that it is now the SYN to the server.
+ * A flow whose server answered after the caller found it opening (or
+ * found no entry) has the segment translated as its own, as if the
+ * caller had seen it open: the request sent with the cookie ACK's
+ * retransmission, or on its heels, reaches the server.
  * The global functions get copies of *pkt (see proxy_translate), and are
  * called one after the other, not nested: their stacks add up.
  */
@@ -815,10 +819,11 @@ static __always_inline int synproxy_ack_req(const struct ctx *c, const struct pk
 	copy = *pkt;
 	if (ret == SYNPROXY_TRANSLATE) {
 		ret = proxy_open(c->ctx, &copy, &req);
-		if (ret == STAT_PROXY_SYN) {
-			copy = *pkt;
+		copy = *pkt;
+		if (ret == STAT_PROXY_SYN)
 			resend_track(c->ctx, &copy);	/* isnguard resends it while the server is silent */
-		}
+		else if (ret == PROXY_ANSWERED)
+			ret = proxy_client_ack(c->ctx, &copy);	/* as the flow's own */
 		return ret;
 	}
 	ret = synproxy_assign(c->ctx, &copy, &req);
@@ -836,10 +841,12 @@ static __always_inline int synproxy_ack(const struct ctx *c, const struct pkt *p
 }
 
 /*
- * tc ingress: a client segment of a proxied connection whose server has
- * not answered yet. The cookie ACK again (the client retransmits the ACK
- * or its first data) sends the SYN again; anything else is dropped, for
- * the client to retransmit once the connection is open.
+ * tc ingress: a client segment of a proxied connection whose server had
+ * not answered when the caller looked (st). The cookie ACK again (the
+ * client retransmits the ACK or its first data) sends the SYN again, or is
+ * translated when the server's SYN-ACK has come since (synproxy_ack_req);
+ * anything else is dropped (STAT_PROXY_HELD), for the client to retransmit
+ * once the connection is open.
  */
 static __always_inline int synproxy_opening(const struct ctx *c, const struct pkt *pkt,
 					    const struct flow_state *st)

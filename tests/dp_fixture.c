@@ -75,6 +75,25 @@ bool dp_setup(void)
 	return dp_set_key(&key) && dp_restore_config();
 }
 
+bool dp_share_maps(struct bpf_object *obj)
+{
+	struct bpf_map *map, *ours;
+
+	if (!dp_setup())
+		return false;
+	bpf_object__for_each_map(map, obj) {
+		/* .bss, .rodata: the object's own globals. */
+		if (bpf_map__is_internal(map))
+			continue;
+		ours = bpf_object__find_map_by_name(skel->obj, bpf_map__name(map));
+		if (ours && bpf_map__reuse_fd(map, bpf_map__fd(ours))) {
+			FAIL("share map %s: %s", bpf_map__name(map), strerror(errno));
+			return false;
+		}
+	}
+	return true;
+}
+
 static struct bpf_program *prog_of(enum dp_prog prog)
 {
 	switch (prog) {

@@ -14,6 +14,8 @@
 #include "isnguard.h"
 #include "pkt.h"
 
+struct bpf_object;
+
 enum dp_prog {
 	DP_XDP_INGRESS,
 	DP_TC_INGRESS,
@@ -44,6 +46,13 @@ bool dp_run(enum dp_prog prog, const uint8_t *in, size_t in_len, uint8_t *out,
  */
 bool dp_run_repeat(enum dp_prog prog, const uint8_t *in, size_t in_len, uint32_t repeat,
 		   uint32_t *verdict);
+
+/*
+ * Before obj (a test-only object built from the datapath's headers) is
+ * loaded: each of its maps named as one of the datapath's uses that map,
+ * so its programs see and change the same flows, config and counters.
+ */
+bool dp_share_maps(struct bpf_object *obj);
 
 /* Key and config; config changes apply to new flows (and timers) only. */
 void dp_test_key(struct isn_key *key);
