@@ -213,9 +213,14 @@ struct synack_plan {
 	__u32 client_tsval;
 };
 
+/*
+ * translate: the connection goes the translate path (bpf/proxy.h), to a
+ * server whose own stack decides its options, not the host's.
+ */
 static __always_inline void synproxy_plan(const struct ctx *c, const struct pkt *pkt,
 					  const struct synproxy_config *sp,
-					  const struct syn_opts *so, struct synack_plan *plan)
+					  const struct syn_opts *so, bool translate,
+					  struct synack_plan *plan)
 {
 	__u32 hdrs = pkt->family == FLOW_FAMILY_IPV4 ? IPV4_TCP_HDRS : IPV6_TCP_HDRS;
 	__u32 limit = so->has_mss ? so->mss
@@ -237,9 +242,15 @@ static __always_inline void synproxy_plan(const struct ctx *c, const struct pkt 
 	plan->opts.wscale_ok = so->has_wscale && (sp->flags & SYNPROXY_F_WSCALE);
 	plan->opts.wscale = so->wscale > COOKIE_TCP_WSCALE_MAX ? COOKIE_TCP_WSCALE_MAX : so->wscale;
 	plan->opts.sack_ok = so->sack_ok && (sp->flags & SYNPROXY_F_SACK);
-	/* RFC 3168 6.1.1: an ECN-setup SYN has ECE and CWR set. */
+	/*
+	 * RFC 3168 6.1.1: an ECN-setup SYN has ECE and CWR set. Offered only
+	 * where the host's stack takes the connection: a server behind the
+	 * translate path may decline ECN in its SYN-ACK, which the client
+	 * never sees, and would then never echo the client's CE marks (the
+	 * SYN to it carries no ECE/CWR either: the cookie says ECN off).
+	 */
 	plan->opts.ecn_ok = (pkt->tcp_flags & (TCPF_ECE | TCPF_CWR)) == (TCPF_ECE | TCPF_CWR) &&
-			    (sp->flags & SYNPROXY_F_ECN);
+			    (sp->flags & SYNPROXY_F_ECN) && !translate;
 	if (plan->ts) {
 		plan->mss_index = cookie_mss_index(pkt->family, limit, true);
 	} else {
@@ -393,6 +404,7 @@ static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *p
 	enum route_kind route;
 	struct syn_opts so;
 	struct tcphdr *th;
+	bool translate;
 	__be32 seq;
 	int state;
 
@@ -431,17 +443,21 @@ static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *p
 		return STAT_SYN_NOT_LOCAL;	/* not this host's, nor one it proxies for */
 	if (route == ROUTE_LOCAL && state < 0)
 		return STAT_SYN_NO_LISTENER;	/* the stack's RST */
-	if ((route == ROUTE_FORWARDED || sp->path == SYNPROXY_PATH_TRANSLATE ||
-	     (sp->path == SYNPROXY_PATH_AUTO && !(sp->flags & SYNPROXY_F_LOCAL_PATH))) &&
-	    proxy_tuple_busy(c, pkt)) {
-		/* The translate path's connections have no socket to tell: their entries do. */
+	/* As synproxy_ack_cookie decides; the loader's flag stands for the kfunc there. */
+	translate = route == ROUTE_FORWARDED || sp->path == SYNPROXY_PATH_TRANSLATE ||
+		    (sp->path == SYNPROXY_PATH_AUTO && !(sp->flags & SYNPROXY_F_LOCAL_PATH));
+	/*
+	 * The translate path's connections have no socket to tell: their
+	 * entries do. A live one's SYN is the server's call, as for a local
+	 * socket.
+	 */
+	if (translate && proxy_tuple_busy(c, pkt))
 		return STAT_SYN_PASSED_SOCKET;
-	}
 
 	if (ctx_load_be32(c, pkt->l4_off + TCP_SEQ_OFF, &seq))
 		return STAT_DROP_ERROR;
 	plan->client_isn = bpf_ntohl(seq);
-	synproxy_plan(c, pkt, sp, &so, plan);
+	synproxy_plan(c, pkt, sp, &so, translate, plan);
 	return SYNPROXY_ANSWER;
 }
 

@@ -193,7 +193,19 @@ struct syn_row {
 	size_t eth_padding;	/* zeros after the IP packet, up to Ethernet's 60 bytes */
 	uint32_t flow_label;	/* IPv6: the SYN's; the SYN-ACK's is 0 */
 	uint32_t sp_flags;	/* the host's stack: 0 means all */
+	/*
+	 * The path the cookie ACK will take; rows default to the local path
+	 * (path auto, the loader having found bpf_sk_assign_tcp_reqsk).
+	 */
+	bool translate;		/* --synproxy-path translate */
+	bool auto_without_kfunc;	/* path auto on a kernel without the kfunc: translate */
 };
+
+/* Whether row r's connection goes the translate path, to a server isnguard opens itself. */
+static bool syn_row_translates(const struct syn_row *r)
+{
+	return r->translate || r->auto_without_kfunc;
+}
 
 static const struct syn_row syn_rows[] = {
 	{ .name = "ipv4_linux_options", .family = 4, .mss = 1460, .wscale = 7, .sack = true,
@@ -259,6 +271,19 @@ static const struct syn_row syn_rows[] = {
 	  .sack = true, .ts = true, .flow_label = 0xabcde },
 	{ .name = "ipv6_syn_data_trimmed", .family = 6, .mss = 1440, .wscale = 7, .sack = true,
 	  .ts = true, .payload = 500 },
+	/*
+	 * RFC 3168 6.1.1 on the translate path (issue 17): the server may
+	 * decline ECN in a SYN-ACK the client never sees, so the cookie
+	 * offers none (no ECE, and the cookie's ECN bit off).
+	 */
+	{ .name = "ipv4_ecn_setup_translate_path_not_offered", .family = 4, .mss = 1460,
+	  .wscale = 7, .sack = true, .ts = true, .ecn = true, .translate = true },
+	{ .name = "ipv6_ecn_setup_translate_path_not_offered", .family = 6, .mss = 1440,
+	  .wscale = 7, .sack = true, .ts = true, .ecn = true, .translate = true },
+	{ .name = "ipv4_ecn_setup_auto_without_kfunc_not_offered", .family = 4, .mss = 1460,
+	  .wscale = 7, .sack = true, .ts = true, .ecn = true, .auto_without_kfunc = true },
+	{ .name = "ipv4_translate_path_options_as_local", .family = 4, .mss = 1460,
+	  .wscale = 7, .sack = true, .ts = true, .translate = true },
 };
 
 static void syn_spec(const struct syn_row *r, uint16_t dport, struct pkt_spec *s)
@@ -358,7 +383,7 @@ static size_t expected_synack(const struct syn_row *r, const struct pkt_spec *sy
 		.wscale = r->wscale > COOKIE_TCP_WSCALE_MAX ? COOKIE_TCP_WSCALE_MAX
 			  : r->wscale < 0 ? 0 : (uint8_t)r->wscale,
 		.sack_ok = r->sack && (flags & SYNPROXY_F_SACK),
-		.ecn_ok = r->ecn && (flags & SYNPROXY_F_ECN),
+		.ecn_ok = r->ecn && (flags & SYNPROXY_F_ECN) && !syn_row_translates(r),
 	};
 	uint32_t hdrs = r->family == 6 ? 60 : 40, own = lo_mtu() - hdrs;
 	uint32_t limit = r->mss ? r->mss : (r->family == 6 ? 1220 : 536);
@@ -440,7 +465,12 @@ static void check_syn_row(const struct syn_row *r, enum dp_prog prog)
 
 	if (r->sp_flags)
 		cfg.flags = r->sp_flags;
-	if (!setup(&cfg, SP_PORT))
+	if (r->translate)
+		cfg.path = SYNPROXY_PATH_TRANSLATE;
+	else if (!r->auto_without_kfunc)
+		cfg.flags |= SYNPROXY_F_LOCAL_PATH;
+	/* The translate path answers only a tuple no flow entry holds. */
+	if (!setup(&cfg, SP_PORT) || (syn_row_translates(r) && !dp_flows_clear()))
 		return;
 	syn_spec(r, SP_PORT, &s);
 	in_len = pkt_build(&s, in, sizeof(in));
