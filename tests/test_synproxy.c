@@ -453,6 +453,39 @@ static size_t expected_synack(const struct syn_row *r, const struct pkt_spec *sy
 	return pkt_build(&s, buf, PKT_MAX_LEN);
 }
 
+/*
+ * What the SYN-ACK out says of ECN, read from its bytes: ECE in its flags,
+ * and the ECN bit of the cookie's options in its TSval (opts9, decoded by
+ * the reference). False when it has no timestamp option to read.
+ */
+static bool synack_ecn(const uint8_t *out, size_t len, bool *ece, bool *cookie_ecn)
+{
+	struct ref_cookie_opts o;
+	struct pkt_layout lay;
+	size_t off, end;
+
+	if (!pkt_parse(out, len, &lay) || lay.l4_proto != IPPROTO_TCP)
+		return false;
+	*ece = out[lay.l4_off + 13] & TH_ECE;
+	end = lay.l4_off + (size_t)(out[lay.l4_off + 12] >> 4) * 4;
+	for (off = lay.l4_off + 20; off < end && out[off] != TCPOPT_EOL;) {
+		if (out[off] == TCPOPT_NOP) {
+			off++;
+			continue;
+		}
+		if (off + 1 >= end || out[off + 1] < 2)
+			return false;
+		if (out[off] == TCPOPT_TIMESTAMP && out[off + 1] == 10 && off + 10 <= end) {
+			ref_cookie_decode(lay.family, get_be32(out + off + 2) & COOKIE_OPT_MASK, true,
+					  &o);
+			*cookie_ecn = o.ecn_ok;
+			return true;
+		}
+		off += out[off + 1];
+	}
+	return false;
+}
+
 static void check_syn_row(const struct syn_row *r, enum dp_prog prog)
 {
 	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN], want[PKT_MAX_LEN];
@@ -498,6 +531,16 @@ static void check_syn_row(const struct syn_row *r, enum dp_prog prog)
 	if (out_len == want_len)
 		ASSERT_MEMEQ(out, want, want_len, what);
 	ASSERT_TRUE(pkt_csums_ok(out, out_len), "checksums of the SYN-ACK");
+	if (r->ecn && r->ts && !r->sp_flags) {
+		/* RFC 3168 6.1.1: offered on the local path only. */
+		bool ece = false, cookie_ecn = false;
+
+		if (ASSERT_TRUE(synack_ecn(out, out_len, &ece, &cookie_ecn),
+				"the SYN-ACK's timestamp option")) {
+			ASSERT_EQ(ece, !syn_row_translates(r), "ECE on the SYN-ACK");
+			ASSERT_EQ(cookie_ecn, !syn_row_translates(r), "the cookie's ECN bit");
+		}
+	}
 }
 
 TEST(test_synproxy_syn_answered_with_the_reference_cookie_synack)
