@@ -18,6 +18,8 @@
  * Nothing is held: the client's data on the third ACK, or sent while the
  * server's side opens, is dropped, and the client retransmits it (each such
  * retransmission re-sends the SYN, so a lost SYN or SYN-ACK heals too).
+ * A segment found opening whose server answers before the SYN proxy is done
+ * with it is translated instead (proxy_client_ack).
  * A server RST to the SYN reaches the client as a RST it accepts; a server
  * silent for SYNPROXY_CONNECT_TIMEOUT_NS gets the client's next segment
  * answered with a RST. Either way the entry goes. Only valid cookie ACKs
