@@ -835,11 +835,21 @@ static __always_inline int synproxy_ack_req(const struct ctx *c, const struct pk
 	copy = *pkt;
 	if (ret == SYNPROXY_TRANSLATE) {
 		ret = proxy_open(c->ctx, &copy, &req);
-		copy = *pkt;
-		if (ret == STAT_PROXY_SYN)
+		if (ret == STAT_PROXY_SYN) {
+			copy = *pkt;
 			resend_track(c->ctx, &copy);	/* isnguard resends it while the server is silent */
-		else if (ret == PROXY_ANSWERED)
-			ret = proxy_client_ack(c->ctx, &copy);	/* as the flow's own */
+		} else if (ret == PROXY_ANSWERED) {
+			/*
+			 * Translated as the flow's own where the caller saw the
+			 * flow opening. Where it saw no entry at all, another
+			 * CPU would have had to open the flow and take the
+			 * server's SYN-ACK meanwhile: too rare to be worth the
+			 * verifier's instructions in isnguard_tc_ingress,
+			 * which is at its budget on kernel 6.1.
+			 */
+			copy = *pkt;
+			ret = reopen ? proxy_client_ack(c->ctx, &copy) : STAT_DROP_ERROR;
+		}
 		return ret;
 	}
 	ret = synproxy_assign(c->ctx, &copy, &req);
