@@ -810,10 +810,10 @@ __noinline int synproxy_local_flow(struct __sk_buff *skb, const struct pkt *pkt_
  * flow owns, or the cookie ACK again while a proxied flow opens: the
  * decision. STAT_COOKIE_HANDSHAKE means the skb now carries the listener's
  * new request socket, STAT_PROXY_SYN that it is now the SYN to the server.
- * A flow whose server answered after the caller found it opening (or
- * found no entry) has the segment translated as its own, as if the
- * caller had seen it open: the request sent with the cookie ACK's
- * retransmission, or on its heels, reaches the server.
+ * A flow whose server answered after the caller found it opening (reopen)
+ * has the segment translated as its own, as if the caller had seen it
+ * open: the request sent with the cookie ACK's retransmission, or on its
+ * heels, reaches the server.
  * The global functions get copies of *pkt (see proxy_translate), and are
  * called one after the other, not nested: their stacks add up.
  */
