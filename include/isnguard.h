@@ -144,6 +144,17 @@ enum flow_flag {
 	 * cookie ACK on the tuple is judged, and makes the entry anew.
 	 */
 	FLOW_F_COOKIE_LOCAL = 1 << 16,
+	/*
+	 * A proxied connection that has carried nothing yet: set when the
+	 * cookie ACK makes the entry, cleared by the first segment either way
+	 * with data or a FIN. While it is set an established flow has the
+	 * opening timeout, not the established one: handshakes completed
+	 * from real addresses that then go silent must not fill the table
+	 * (README: Threat model and limits). A bit that data clears rather
+	 * than sets, so that entries made before it existed (a reload with
+	 * kept state) keep the established timeout.
+	 */
+	FLOW_F_PROXY_SILENT = 1 << 17,
 };
 
 enum flow_phase {

@@ -2441,3 +2441,197 @@ TEST(test_synproxy_answers_only_the_hosts_own_or_forwarded_destinations)
 	ASSERT_EQ(res.proxy_syn_moved, 1, "proxy_syn_to_server");
 	ASSERT_EQ(res.handshake_moved, 0, "cookie_handshake_to_stack");
 }
+
+/* ---- proxied connections that go silent after their handshake (issue 17) ---- */
+
+/*
+ * One segment of an open proxied connection and what must come out of it:
+ * the client's (ack, TSecr and window translated) or the server's (seq,
+ * TSval and window), with flags and payload_len bytes of data.
+ */
+static void proxy_segment_pair(const struct proxy_conn *pc, bool from_server, uint8_t flags,
+			       size_t payload_len, bool vlan, struct pkt_spec *in,
+			       struct pkt_spec *want)
+{
+	static const uint8_t data[200] = "some bytes";
+	const struct proxy_case *c = pc->c;
+	unsigned int host_shift = c->server_scales ? SERVER_WSCALE : 0;
+	unsigned int peer_host = c->server_scales ? PROXY_CLIENT_WSCALE(c) : 0;
+	uint32_t ts_delta = pc->cookie_tsval - SERVER_TSVAL;
+
+	*in = *want = from_server ? pc->server : pc->client;
+	in->vlan = want->vlan = vlan;
+	in->vlan_tci = want->vlan_tci = 42;
+	in->flags = want->flags = flags;
+	in->payload = want->payload = data;
+	in->payload_len = want->payload_len = payload_len;
+	pkt_opt_nop(in);
+	pkt_opt_nop(in);
+	pkt_opt_nop(want);
+	pkt_opt_nop(want);
+	if (from_server) {
+		in->seq = SERVER_ISN + 1;
+		want->seq = pc->cookie + 1;
+		in->ack = want->ack = CLIENT_ISN + 1;
+		in->window = 1000;
+		want->window = rescaled(1000, host_shift, PROXY_OWN_WSCALE(c));
+		pkt_opt_timestamp(in, SERVER_TSVAL + 10, CLIENT_TSVAL + 9);
+		pkt_opt_timestamp(want, SERVER_TSVAL + 10 + ts_delta, CLIENT_TSVAL + 9);
+	} else {
+		in->seq = want->seq = CLIENT_ISN + 1;
+		in->ack = pc->cookie + 1;
+		want->ack = SERVER_ISN + 1;
+		in->window = 300;
+		want->window = rescaled(300, PROXY_CLIENT_WSCALE(c), peer_host);
+		pkt_opt_timestamp(in, CLIENT_TSVAL + 12, SERVER_TSVAL + 10 + ts_delta);
+		pkt_opt_timestamp(want, CLIENT_TSVAL + 12, SERVER_TSVAL + 10);
+	}
+}
+
+struct silence_row {
+	const char *name;
+	enum dp_prog prog;	/* the segment's program: tc egress is the server's */
+	uint8_t flags;
+	size_t payload_len;
+	bool vlan;		/* XDP: not header prediction's layout, the general path's */
+	bool predicted;		/* XDP: header prediction translates it */
+	bool silent_after;
+};
+
+static const struct silence_row silence_rows[] = {
+	{ .name = "client_pure_ack_xdp_predicted", .prog = DP_XDP_INGRESS, .flags = TH_ACK,
+	  .predicted = true, .silent_after = true },
+	{ .name = "client_pure_ack_tc_ingress", .prog = DP_TC_INGRESS, .flags = TH_ACK,
+	  .silent_after = true },
+	{ .name = "server_pure_ack", .prog = DP_TC_EGRESS, .flags = TH_ACK, .silent_after = true },
+	{ .name = "client_data_xdp_predicted", .prog = DP_XDP_INGRESS, .flags = TH_ACK | TH_PSH,
+	  .payload_len = 100, .predicted = true },
+	{ .name = "client_data_xdp_general_path", .prog = DP_XDP_INGRESS,
+	  .flags = TH_ACK | TH_PSH, .payload_len = 1, .vlan = true },
+	{ .name = "client_fin_xdp_general_path", .prog = DP_XDP_INGRESS, .flags = TH_ACK | TH_FIN },
+	{ .name = "client_data_tc_ingress", .prog = DP_TC_INGRESS, .flags = TH_ACK | TH_PSH,
+	  .payload_len = 200 },
+	{ .name = "client_fin_tc_ingress", .prog = DP_TC_INGRESS, .flags = TH_ACK | TH_FIN },
+	{ .name = "server_data", .prog = DP_TC_EGRESS, .flags = TH_ACK | TH_PSH,
+	  .payload_len = 100 },
+	{ .name = "server_fin", .prog = DP_TC_EGRESS, .flags = TH_ACK | TH_FIN },
+};
+
+/*
+ * A proxied connection is silent from its cookie ACK until the first
+ * segment with data or a FIN either way, through every path that
+ * translates one (XDP header prediction, XDP's general path, tc ingress,
+ * tc egress); pure ACKs leave it silent. The segments come out translated.
+ */
+TEST(test_proxy_first_data_either_way_ends_the_silence)
+{
+	static const struct proxy_case c = { .name = "silence", .family = 4, .ts = true,
+					     .server_scales = true };
+
+	for (size_t i = 0; i < sizeof(silence_rows) / sizeof(silence_rows[0]); i++) {
+		const struct silence_row *r = &silence_rows[i];
+		/* Cookie ACKs at tc ingress, or at tc beside XDP. */
+		enum dp_prog tc = r->prog == DP_TC_INGRESS ? DP_TC_INGRESS : DP_TC_COOKIE;
+		struct pkt_spec in, want;
+		struct proxy_conn pc;
+		struct flow_state st;
+		uint64_t predicted;
+
+		test_case_begin("%s", r->name);
+		if (!setup(&sp_translate, SP_PORT) || !dp_flows_clear())
+			return;
+		proxy_conn_init(&pc, &c, (uint16_t)(CLIENT_PORT + 600 + i));
+		if (!proxy_open_step(&pc, tc) || !dp_flow_get(&pc.fk, &st))
+			continue;
+		ASSERT_EQ(st.flags & FLOW_F_PROXY_SILENT, FLOW_F_PROXY_SILENT,
+			  "silent from the cookie ACK");
+		if (!proxy_synack_step(&pc, tc) || !dp_flow_get(&pc.fk, &st))
+			continue;
+		ASSERT_EQ(st.flags & FLOW_F_PROXY_SILENT, FLOW_F_PROXY_SILENT,
+			  "still silent once the server's handshake is done");
+		proxy_segment_pair(&pc, r->prog == DP_TC_EGRESS, r->flags, r->payload_len, r->vlan,
+				   &in, &want);
+		predicted = dp_fastpath_predicted();
+		proxy_expect(r->prog, &in, &want, dp_pass_verdict(r->prog), r->name);
+		if (r->prog == DP_XDP_INGRESS)
+			ASSERT_EQ(dp_fastpath_predicted(), predicted + (r->predicted ? 1 : 0),
+				  "taken by header prediction (or not)");
+		if (!ASSERT_TRUE(dp_flow_get(&pc.fk, &st), "entry after the segment"))
+			continue;
+		ASSERT_EQ(st.flags & FLOW_F_PROXY_SILENT, r->silent_after ? FLOW_F_PROXY_SILENT : 0,
+			  "silent after the segment");
+	}
+	dp_flows_clear();
+}
+
+static bool flow_gone_within_ms(const struct flow_key *fk, int ms)
+{
+	struct flow_state st;
+
+	for (int waited = 0; waited < ms; waited += 50) {
+		if (!dp_flow_get(fk, &st))
+			return true;
+		usleep(50000);
+	}
+	return !dp_flow_get(fk, &st);
+}
+
+/* Moves a flow's last_seen back by age_ns, as if it had been idle that long. */
+static bool flow_age(const struct flow_key *fk, uint64_t age_ns)
+{
+	struct flow_state st;
+
+	if (!ASSERT_TRUE(dp_flow_get(fk, &st), "entry to age"))
+		return false;
+	st.last_seen_ns -= age_ns;
+	return ASSERT_TRUE(dp_flow_put(fk, &st), "entry aged");
+}
+
+/*
+ * The sweeper gives a proxied connection that never carried anything the
+ * opening timeout (issue 17: completed handshakes from real addresses
+ * that then go silent filled the table for 24 h): aged past it, it goes;
+ * aged less, it stays; one that carried data, aged as long, keeps the
+ * established timeout. The clock is last_seen, moved back.
+ */
+TEST(test_proxy_silent_flow_expires_at_the_opening_timeout)
+{
+	static const struct proxy_case c = { .name = "idle", .family = 6, .ts = true,
+					     .server_scales = true };
+	enum { OPENING_S = 30 };
+	const uint64_t sec = 1000000000ULL;
+	struct proxy_conn silent_old, silent_young, talked;
+	struct flow_state st;
+	uint64_t expired;
+
+	if (!setup(&sp_translate, SP_PORT) || !dp_flows_clear() ||
+	    !dp_set_timeouts(OPENING_S, 3600, 3600, 3600))
+		return;
+	proxy_conn_init(&silent_old, &c, CLIENT_PORT + 700);
+	proxy_conn_init(&silent_young, &c, CLIENT_PORT + 701);
+	proxy_conn_init(&talked, &c, CLIENT_PORT + 702);
+	if (!proxy_open_step(&silent_old, DP_TC_INGRESS) ||
+	    !proxy_synack_step(&silent_old, DP_TC_INGRESS) ||
+	    !proxy_open_step(&silent_young, DP_TC_INGRESS) ||
+	    !proxy_synack_step(&silent_young, DP_TC_INGRESS) ||
+	    !proxy_open_step(&talked, DP_TC_INGRESS) || !proxy_synack_step(&talked, DP_TC_INGRESS))
+		goto out;
+	proxy_data_step(&talked, DP_TC_INGRESS);
+	expired = dp_stat(STAT_FLOW_EXPIRED);
+	if (!flow_age(&silent_old.fk, (OPENING_S + 10) * sec) ||
+	    !flow_age(&silent_young.fk, (OPENING_S - 10) * sec) ||
+	    !flow_age(&talked.fk, (OPENING_S + 10) * sec))
+		goto out;
+	ASSERT_TRUE(flow_gone_within_ms(&silent_old.fk, 4000),
+		    "silent proxied flow idle past the opening timeout removed");
+	/* A whole sweep after that one: the others were looked at too. */
+	usleep(1500000);
+	ASSERT_TRUE(dp_flow_get(&silent_young.fk, &st),
+		    "silent proxied flow idle less than the opening timeout kept");
+	ASSERT_TRUE(dp_flow_get(&talked.fk, &st),
+		    "proxied flow that carried data, idle as long, kept");
+	ASSERT_EQ(dp_stat(STAT_FLOW_EXPIRED), expired + 1, "flow_expired");
+out:
+	dp_restore_config();
+	dp_flows_clear();
+}
