@@ -335,7 +335,9 @@ struct fastpath_scratch {
 	 * SYN cookies: a SYN whose destination is neither the host's own nor	\
 	 * one it proxies for (bpf/route.h), not answered			\
 	 */								\
-	X(STAT_SYN_NOT_LOCAL,		"syn_not_local")
+	X(STAT_SYN_NOT_LOCAL,		"syn_not_local")	\
+	/* SYN cookies: a SYN with a bad IP or TCP checksum, dropped unanswered */ \
+	X(STAT_SYN_BAD_CHECKSUM,	"syn_bad_checksum")
 
 #define ISNGUARD_STAT_ENUM(name, text) name,
 enum isn_stat {

@@ -47,6 +47,7 @@
 #define SP_WSCALE 9
 #define XDP_TX_VERDICT 3
 #define XDP_PASS_VERDICT 2
+#define XDP_DROP_VERDICT 1
 #define TC_ACT_OK_VERDICT 0
 #define TC_ACT_SHOT_VERDICT 2
 #define TC_ACT_UNSPEC_VERDICT ((uint32_t)-1)
@@ -191,6 +192,11 @@ struct syn_row {
 	size_t eth_padding;	/* zeros after the IP packet, up to Ethernet's 60 bytes */
 	uint32_t flow_label;	/* IPv6: the SYN's; the SYN-ACK's is 0 */
 	uint32_t sp_flags;	/* the host's stack: 0 means all */
+	/*
+	 * The TCP checksum field holds the pseudo header's sum alone, as a
+	 * local sender's CHECKSUM_PARTIAL skb has it at a veth's XDP.
+	 */
+	bool partial_csum;
 };
 
 static const struct syn_row syn_rows[] = {
@@ -257,7 +263,43 @@ static const struct syn_row syn_rows[] = {
 	  .sack = true, .ts = true, .flow_label = 0xabcde },
 	{ .name = "ipv6_syn_data_trimmed", .family = 6, .mss = 1440, .wscale = 7, .sack = true,
 	  .ts = true, .payload = 500 },
+	/* The checksum is checked before answering (issue 17): odd ends, many chunks, partial. */
+	{ .name = "ipv6_syn_data_odd_length", .family = 6, .mss = 1440, .wscale = 7, .sack = true,
+	  .ts = true, .payload = 501 },
+	{ .name = "ipv4_syn_data_1400_bytes", .family = 4, .mss = 1460, .wscale = 7, .sack = true,
+	  .ts = true, .payload = 1400 },
+	{ .name = "ipv4_partial_checksum", .family = 4, .mss = 1460, .wscale = 7, .sack = true,
+	  .ts = true, .partial_csum = true },
+	{ .name = "ipv6_partial_checksum_vlan", .family = 6, .vlan = true, .mss = 1440,
+	  .wscale = 7, .sack = true, .ts = true, .partial_csum = true },
 };
+
+/*
+ * The sum of a frame's pseudo header (RFC 9293 3.1, RFC 8200 8.1), folded
+ * and not complemented: what a CHECKSUM_PARTIAL skb's TCP checksum field
+ * holds until the device completes it.
+ */
+static uint16_t pseudo_header_folded(const uint8_t *frame, const struct pkt_layout *lay)
+{
+	const uint8_t *ip = frame + lay->l3_off;
+	size_t alen = lay->family == 6 ? 16 : 4;
+	const uint8_t *src = ip + (lay->family == 6 ? 8 : 12);
+	uint32_t sum = pkt_sum(src, 2 * alen, 0);
+
+	sum += 6 + (uint32_t)lay->l4_len;	/* TCP, and the segment's length */
+	return (uint16_t)~pkt_fold(sum);
+}
+
+/* Overwrites a built frame's TCP checksum with its pseudo header's sum (partial). */
+static bool make_checksum_partial(uint8_t *frame, size_t len)
+{
+	struct pkt_layout lay;
+
+	if (!ASSERT_TRUE(pkt_parse(frame, len, &lay), "frame parsed"))
+		return false;
+	put_be16(frame + lay.l4_off + 16, pseudo_header_folded(frame, &lay));
+	return true;
+}
 
 static void syn_spec(const struct syn_row *r, uint16_t dport, struct pkt_spec *s)
 {
@@ -442,6 +484,8 @@ static void check_syn_row(const struct syn_row *r, enum dp_prog prog)
 		return;
 	syn_spec(r, SP_PORT, &s);
 	in_len = pkt_build(&s, in, sizeof(in));
+	if (r->partial_csum && !make_checksum_partial(in, in_len))
+		return;
 	memset(in + in_len, 0, r->eth_padding);
 	in_len += r->eth_padding;
 	if (r->flow_label) {
@@ -477,6 +521,91 @@ TEST(test_synproxy_syn_answered_with_the_reference_cookie_synack)
 	}
 }
 
+/* ---- SYNs with bad checksums: dropped, never answered (issue 17) -------- */
+
+enum csum_damage {
+	DAMAGE_TCP_CSUM,	/* the TCP checksum field changed */
+	DAMAGE_IP_CSUM,		/* the IPv4 header checksum field changed */
+	DAMAGE_OPTION_BYTE,	/* a byte of the TCP options changed, the checksum kept */
+	DAMAGE_LAST_BYTE,	/* the segment's last byte changed, the checksum kept */
+};
+
+struct bad_csum_row {
+	const char *name;
+	int family;
+	bool vlan;
+	size_t payload;		/* data on the SYN (Fast Open), checked with the header */
+	enum csum_damage damage;
+};
+
+static const struct bad_csum_row bad_csum_rows[] = {
+	{ .name = "ipv4_bad_tcp_checksum", .family = 4, .damage = DAMAGE_TCP_CSUM },
+	{ .name = "ipv4_bad_ip_header_checksum", .family = 4, .damage = DAMAGE_IP_CSUM },
+	{ .name = "ipv6_bad_tcp_checksum", .family = 6, .damage = DAMAGE_TCP_CSUM },
+	{ .name = "ipv4_vlan_bad_tcp_checksum", .family = 4, .vlan = true,
+	  .damage = DAMAGE_TCP_CSUM },
+	{ .name = "ipv4_option_byte_changed", .family = 4, .damage = DAMAGE_OPTION_BYTE },
+	{ .name = "ipv4_syn_data_last_byte_changed", .family = 4, .payload = 1400,
+	  .damage = DAMAGE_LAST_BYTE },
+	{ .name = "ipv6_syn_data_odd_last_byte_changed", .family = 6, .payload = 501,
+	  .damage = DAMAGE_LAST_BYTE },
+};
+
+static void check_bad_csum_row(const struct bad_csum_row *r, enum dp_prog prog)
+{
+	const struct syn_row syn = { .family = r->family, .vlan = r->vlan,
+				     .mss = r->family == 6 ? 1440 : 1460, .wscale = 7,
+				     .sack = true, .ts = true, .payload = r->payload };
+	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN];
+	uint64_t bad, sent, seen;
+	size_t in_len, out_len;
+	struct pkt_layout lay;
+	struct pkt_spec s;
+	uint32_t verdict;
+	char what[160];
+
+	snprintf(what, sizeof(what), "%s (%s)", r->name, dp_prog_name(prog));
+	if (!setup(&sp_always, SP_PORT))
+		return;
+	syn_spec(&syn, SP_PORT, &s);
+	in_len = pkt_build(&s, in, sizeof(in));
+	if (!ASSERT_TRUE(pkt_parse(in, in_len, &lay), "SYN parsed"))
+		return;
+	switch (r->damage) {
+	case DAMAGE_TCP_CSUM:
+		in[lay.l4_off + 16] ^= 0x5a;
+		break;
+	case DAMAGE_IP_CSUM:
+		in[lay.l3_off + 11] ^= 0x01;
+		break;
+	case DAMAGE_OPTION_BYTE:
+		in[lay.l4_off + 22] ^= 0x01;	/* the MSS option's value: 1460 becomes 1204 */
+		break;
+	case DAMAGE_LAST_BYTE:
+		in[lay.l4_off + lay.l4_len - 1] ^= 0x80;
+		break;
+	}
+	ASSERT_TRUE(!pkt_csums_ok(in, in_len), "the SYN's checksums fail (independent check)");
+	bad = dp_stat(STAT_SYN_BAD_CHECKSUM);
+	sent = dp_stat(STAT_COOKIE_SENT);
+	seen = dp_stat(STAT_SYN_SEEN);
+	if (!dp_run(prog, in, in_len, out, &out_len, &verdict))
+		return;
+	ASSERT_EQ(verdict, XDP_DROP_VERDICT, what);
+	ASSERT_EQ(dp_stat(STAT_SYN_BAD_CHECKSUM), bad + 1, "syn_bad_checksum");
+	ASSERT_EQ(dp_stat(STAT_COOKIE_SENT), sent, "cookie_sent");
+	ASSERT_EQ(dp_stat(STAT_SYN_SEEN), seen + 1, "syn_seen");
+}
+
+TEST(test_synproxy_syn_with_bad_checksum_dropped_and_counted)
+{
+	for (size_t i = 0; i < sizeof(bad_csum_rows) / sizeof(bad_csum_rows[0]); i++) {
+		test_case_begin("%s", bad_csum_rows[i].name);
+		check_bad_csum_row(&bad_csum_rows[i], DP_XDP_INGRESS);
+		check_bad_csum_row(&bad_csum_rows[i], DP_XDP_COOKIE);
+	}
+}
+
 /* ---- SYNs it must not answer ------------------------------------------- */
 
 struct pass_syn_row {
@@ -492,6 +621,12 @@ struct pass_syn_row {
 	bool synproxy_off;
 	const char *daddr;	/* the SYN's destination, the host's if NULL */
 	bool eth_broadcast;	/* to ff:ff:ff:ff:ff:ff */
+	/*
+	 * Data on the SYN, and bytes of it cut from the frame: the IP length
+	 * then claims more than the frame holds, which the stack drops.
+	 */
+	size_t payload;
+	size_t cut;
 	/*
 	 * The counter it moves in isnguard_xdp; isnguard_xdp_cookie counts
 	 * only its SYN decisions (syn_*), and tc counts the rest.
@@ -533,6 +668,9 @@ static const struct pass_syn_row pass_syn_rows[] = {
 	  .eth_broadcast = true, .stat = STAT_SYN_NOT_UNICAST },
 	{ .name = "ipv6_multicast", .family = 6, .dport = SP_PORT, .daddr = "ff02::1",
 	  .stat = STAT_SYN_NOT_UNICAST },
+	/* Its checksum cannot be checked (issue 17): the host's to drop. */
+	{ .name = "ipv4_ip_length_beyond_the_frame", .family = 4, .dport = SP_PORT,
+	  .payload = 100, .cut = 40, .stat = STAT_SYN_UNANSWERABLE },
 };
 
 /* The SYN decisions isnguard_xdp_cookie counts itself (STAT_SYN_SEEN .. STAT_SYN_UNANSWERABLE). */
@@ -597,9 +735,16 @@ static void check_pass_syn_row(const struct pass_syn_row *r, enum dp_prog prog)
 
 		pkt_opt_raw(&s, ao, sizeof(ao));
 	}
+	if (r->payload) {
+		static const uint8_t data[200];
+
+		s.payload = data;
+		s.payload_len = r->payload;
+	}
 	in_len = pkt_build(&s, in, sizeof(in));
 	if (r->truncate_options)
 		in_len -= 8;	/* the frame ends inside the options */
+	in_len -= r->cut;
 	before_stat = dp_stat(r->stat);
 	before_sent = dp_stat(STAT_COOKIE_SENT);
 	before_seen = dp_stat(STAT_SYN_SEEN);
