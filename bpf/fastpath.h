@@ -211,8 +211,12 @@ static __always_inline int fastpath_ack(struct xdp_md *xdp)
 	th->check = (__sum16)~csum_fold32(csum_fold64(sum));
 	if (blocks)
 		stat_add(STAT_SACK_BLOCKS, blocks);
-	if ((flow_flags & FLOW_F_PROXIED) && fastpath_proxied(xdp, st))
-		return STAT_DROP_ERROR;
+	if (flow_flags & FLOW_F_PROXIED) {
+		if (fastpath_proxied(xdp, st))
+			return STAT_DROP_ERROR;
+		/* The connection's first data: no longer a silent one (bpf/proxy.h). */
+		proxy_note_data(st, (flow_flags & FLOW_F_PROXY_SILENT) && ip_payload > hlen);
+	}
 	scratch->predicted++;
 	return STAT_ACK_TRANSLATED;
 }

@@ -163,6 +163,9 @@ static __always_inline __u64 flow_timeout_ns(__u32 flags)
 	}
 	switch (flow_phase_of(flags)) {
 	case FLOW_PHASE_ESTABLISHED:
+		/* Proxied, and nothing carried yet: held no longer than a handshake. */
+		if (flags & FLOW_F_PROXY_SILENT)
+			return timeout_or_default(opening, ISN_DEFAULT_TIMEOUT_OPENING);
 		return timeout_or_default(established, ISN_DEFAULT_TIMEOUT_ESTABLISHED);
 	case FLOW_PHASE_CLOSING:
 		return timeout_or_default(closing, ISN_DEFAULT_TIMEOUT_CLOSING);

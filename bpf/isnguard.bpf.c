@@ -65,7 +65,7 @@ static __always_inline int xdp_verdict(int stat)
 {
 	if (stat == STAT_COOKIE_SENT)
 		return XDP_TX;
-	return stat == STAT_DROP_ERROR ? XDP_DROP : XDP_PASS;
+	return stat == STAT_DROP_ERROR || stat == STAT_SYN_BAD_CHECKSUM ? XDP_DROP : XDP_PASS;
 }
 
 SEC("xdp")
@@ -97,11 +97,11 @@ int isnguard_xdp_cookie(struct xdp_md *xdp)
 	/*
 	 * Everything but SYNs is tc's to count: only the SYN proxy's own
 	 * verdicts (syn_seen .. synproxy_auto_off in the counter list,
-	 * syn_not_unicast and syn_not_local) and errors count here, not a pass
-	 * reason tc counts again.
+	 * syn_not_unicast, syn_not_local and syn_bad_checksum) and errors
+	 * count here, not a pass reason tc counts again.
 	 */
 	if ((stat >= STAT_SYN_SEEN && stat <= STAT_AUTO_OFF) || stat == STAT_SYN_NOT_UNICAST ||
-	    stat == STAT_SYN_NOT_LOCAL || stat == STAT_DROP_ERROR)
+	    stat == STAT_SYN_NOT_LOCAL || stat == STAT_SYN_BAD_CHECKSUM || stat == STAT_DROP_ERROR)
 		stat_inc(stat);
 	return xdp_verdict(stat);
 }

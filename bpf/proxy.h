@@ -24,6 +24,9 @@
  * silent for SYNPROXY_CONNECT_TIMEOUT_NS gets the client's next segment
  * answered with a RST. Either way the entry goes. Only valid cookie ACKs
  * create entries, in the never-evicting flow table: a SYN flood makes none.
+ * One whose connection then carries nothing either way is held only for
+ * the opening timeout (FLOW_F_PROXY_SILENT), so completed handshakes that
+ * go silent do not fill it for the established one.
  */
 #ifndef ISNGUARD_BPF_PROXY_H
 #define ISNGUARD_BPF_PROXY_H
@@ -222,20 +225,42 @@ __noinline int proxy_egress_skb(struct __sk_buff *skb, const struct pkt *pkt, st
 }
 
 /*
+ * A segment with data or a FIN, either way, ends the flow's silence
+ * (FLOW_F_PROXY_SILENT): it keeps the established timeout. Cleared once,
+ * by the first such segment; the others only read the flag.
+ */
+static __always_inline void proxy_note_data(struct flow_state *st, bool data)
+{
+	if (data && (st->flags & FLOW_F_PROXY_SILENT))
+		__sync_fetch_and_and(&st->flags, ~FLOW_F_PROXY_SILENT);
+}
+
+static __always_inline bool proxy_carries_data(const struct pkt *pkt)
+{
+	return (pkt->tcp_flags & TCPF_FIN) || pkt->l4_end > pkt->l4_off + pkt->tcp_hlen;
+}
+
+/*
  * The callee gets a copy: the verifier forgets what it knew of any stack
  * memory a global function was handed, and the caller reads *pkt again.
- * Egress is always tc.
+ * Egress is always tc. XDP's header prediction translates the client's
+ * ACKs itself (bpf/fastpath.h), and notes their data there.
  */
 static __always_inline int proxy_translate(const struct ctx *c, const struct pkt *pkt,
 					   struct flow_state *st, bool egress)
 {
 	struct pkt copy = *pkt;
+	int err;
 
 	if (egress)
-		return proxy_egress_skb(c->ctx, &copy, st);
-	if (c->kind == CTX_XDP)
-		return proxy_ingress_xdp(c->ctx, &copy, st);
-	return proxy_ingress(c, pkt, st);
+		err = proxy_egress_skb(c->ctx, &copy, st);
+	else if (c->kind == CTX_XDP)
+		err = proxy_ingress_xdp(c->ctx, &copy, st);
+	else
+		err = proxy_ingress(c, pkt, st);
+	if (!err)
+		proxy_note_data(st, proxy_carries_data(pkt));
+	return err;
 }
 
 /*
@@ -406,7 +431,8 @@ __noinline int proxy_open(struct __sk_buff *skb, const struct pkt *pkt_arg,
 		/* What the server will ack; the seq of the ACK isnguard sends it. */
 		fresh->host_ack = seq;
 		fresh->flags = FLOW_F_PROXIED | FLOW_F_PROXY_OPEN | FLOW_F_PASSIVE_OPEN |
-			       FLOW_F_HOST_ACKED | (req->has_ts ? FLOW_F_PROXY_TS : 0) |
+			       FLOW_F_HOST_ACKED | FLOW_F_PROXY_SILENT |
+			       (req->has_ts ? FLOW_F_PROXY_TS : 0) |
 			       (opts->wscale_ok ? FLOW_F_PROXY_WSCALE : 0);
 		fresh->hash = ISN_HASH_SIPHASH;
 		/* The cookie's TSval until the server's SYN-ACK gives the delta. */

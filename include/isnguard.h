@@ -144,6 +144,17 @@ enum flow_flag {
 	 * cookie ACK on the tuple is judged, and makes the entry anew.
 	 */
 	FLOW_F_COOKIE_LOCAL = 1 << 16,
+	/*
+	 * A proxied connection that has carried nothing yet: set when the
+	 * cookie ACK makes the entry, cleared by the first segment either way
+	 * with data or a FIN. While it is set an established flow has the
+	 * opening timeout, not the established one: handshakes completed
+	 * from real addresses that then go silent must not fill the table
+	 * (README: Threat model and limits). A bit that data clears rather
+	 * than sets, so that entries made before it existed (a reload with
+	 * kept state) keep the established timeout.
+	 */
+	FLOW_F_PROXY_SILENT = 1 << 17,
 };
 
 enum flow_phase {
@@ -324,7 +335,9 @@ struct fastpath_scratch {
 	 * SYN cookies: a SYN whose destination is neither the host's own nor	\
 	 * one it proxies for (bpf/route.h), not answered			\
 	 */								\
-	X(STAT_SYN_NOT_LOCAL,		"syn_not_local")
+	X(STAT_SYN_NOT_LOCAL,		"syn_not_local")	\
+	/* SYN cookies: a SYN with a bad IP or TCP checksum, dropped unanswered */ \
+	X(STAT_SYN_BAD_CHECKSUM,	"syn_bad_checksum")
 
 #define ISNGUARD_STAT_ENUM(name, text) name,
 enum isn_stat {

@@ -49,6 +49,7 @@
 #define SP_WSCALE 9
 #define XDP_TX_VERDICT 3
 #define XDP_PASS_VERDICT 2
+#define XDP_DROP_VERDICT 1
 #define TC_ACT_OK_VERDICT 0
 #define TC_ACT_SHOT_VERDICT 2
 #define TC_ACT_UNSPEC_VERDICT ((uint32_t)-1)
@@ -199,6 +200,11 @@ struct syn_row {
 	 */
 	bool translate;		/* --synproxy-path translate */
 	bool auto_without_kfunc;	/* path auto on a kernel without the kfunc: translate */
+	/*
+	 * The TCP checksum field holds the pseudo header's sum alone, as a
+	 * local sender's CHECKSUM_PARTIAL skb has it at a veth's XDP.
+	 */
+	bool partial_csum;
 };
 
 /* Whether row r's connection goes the translate path, to a server isnguard opens itself. */
@@ -284,7 +290,43 @@ static const struct syn_row syn_rows[] = {
 	  .wscale = 7, .sack = true, .ts = true, .ecn = true, .auto_without_kfunc = true },
 	{ .name = "ipv4_translate_path_options_as_local", .family = 4, .mss = 1460,
 	  .wscale = 7, .sack = true, .ts = true, .translate = true },
+	/* The checksum is checked before answering (issue 17): odd ends, many chunks, partial. */
+	{ .name = "ipv6_syn_data_odd_length", .family = 6, .mss = 1440, .wscale = 7, .sack = true,
+	  .ts = true, .payload = 501 },
+	{ .name = "ipv4_syn_data_1400_bytes", .family = 4, .mss = 1460, .wscale = 7, .sack = true,
+	  .ts = true, .payload = 1400 },
+	{ .name = "ipv4_partial_checksum", .family = 4, .mss = 1460, .wscale = 7, .sack = true,
+	  .ts = true, .partial_csum = true },
+	{ .name = "ipv6_partial_checksum_vlan", .family = 6, .vlan = true, .mss = 1440,
+	  .wscale = 7, .sack = true, .ts = true, .partial_csum = true },
 };
+
+/*
+ * The sum of a frame's pseudo header (RFC 9293 3.1, RFC 8200 8.1), folded
+ * and not complemented: what a CHECKSUM_PARTIAL skb's TCP checksum field
+ * holds until the device completes it.
+ */
+static uint16_t pseudo_header_folded(const uint8_t *frame, const struct pkt_layout *lay)
+{
+	const uint8_t *ip = frame + lay->l3_off;
+	size_t alen = lay->family == 6 ? 16 : 4;
+	const uint8_t *src = ip + (lay->family == 6 ? 8 : 12);
+	uint32_t sum = pkt_sum(src, 2 * alen, 0);
+
+	sum += 6 + (uint32_t)lay->l4_len;	/* TCP, and the segment's length */
+	return (uint16_t)~pkt_fold(sum);
+}
+
+/* Overwrites a built frame's TCP checksum with its pseudo header's sum (partial). */
+static bool make_checksum_partial(uint8_t *frame, size_t len)
+{
+	struct pkt_layout lay;
+
+	if (!ASSERT_TRUE(pkt_parse(frame, len, &lay), "frame parsed"))
+		return false;
+	put_be16(frame + lay.l4_off + 16, pseudo_header_folded(frame, &lay));
+	return true;
+}
 
 static void syn_spec(const struct syn_row *r, uint16_t dport, struct pkt_spec *s)
 {
@@ -507,6 +549,8 @@ static void check_syn_row(const struct syn_row *r, enum dp_prog prog)
 		return;
 	syn_spec(r, SP_PORT, &s);
 	in_len = pkt_build(&s, in, sizeof(in));
+	if (r->partial_csum && !make_checksum_partial(in, in_len))
+		return;
 	memset(in + in_len, 0, r->eth_padding);
 	in_len += r->eth_padding;
 	if (r->flow_label) {
@@ -552,6 +596,91 @@ TEST(test_synproxy_syn_answered_with_the_reference_cookie_synack)
 	}
 }
 
+/* ---- SYNs with bad checksums: dropped, never answered (issue 17) -------- */
+
+enum csum_damage {
+	DAMAGE_TCP_CSUM,	/* the TCP checksum field changed */
+	DAMAGE_IP_CSUM,		/* the IPv4 header checksum field changed */
+	DAMAGE_OPTION_BYTE,	/* a byte of the TCP options changed, the checksum kept */
+	DAMAGE_LAST_BYTE,	/* the segment's last byte changed, the checksum kept */
+};
+
+struct bad_csum_row {
+	const char *name;
+	int family;
+	bool vlan;
+	size_t payload;		/* data on the SYN (Fast Open), checked with the header */
+	enum csum_damage damage;
+};
+
+static const struct bad_csum_row bad_csum_rows[] = {
+	{ .name = "ipv4_bad_tcp_checksum", .family = 4, .damage = DAMAGE_TCP_CSUM },
+	{ .name = "ipv4_bad_ip_header_checksum", .family = 4, .damage = DAMAGE_IP_CSUM },
+	{ .name = "ipv6_bad_tcp_checksum", .family = 6, .damage = DAMAGE_TCP_CSUM },
+	{ .name = "ipv4_vlan_bad_tcp_checksum", .family = 4, .vlan = true,
+	  .damage = DAMAGE_TCP_CSUM },
+	{ .name = "ipv4_option_byte_changed", .family = 4, .damage = DAMAGE_OPTION_BYTE },
+	{ .name = "ipv4_syn_data_last_byte_changed", .family = 4, .payload = 1400,
+	  .damage = DAMAGE_LAST_BYTE },
+	{ .name = "ipv6_syn_data_odd_last_byte_changed", .family = 6, .payload = 501,
+	  .damage = DAMAGE_LAST_BYTE },
+};
+
+static void check_bad_csum_row(const struct bad_csum_row *r, enum dp_prog prog)
+{
+	const struct syn_row syn = { .family = r->family, .vlan = r->vlan,
+				     .mss = r->family == 6 ? 1440 : 1460, .wscale = 7,
+				     .sack = true, .ts = true, .payload = r->payload };
+	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN];
+	uint64_t bad, sent, seen;
+	size_t in_len, out_len;
+	struct pkt_layout lay;
+	struct pkt_spec s;
+	uint32_t verdict;
+	char what[160];
+
+	snprintf(what, sizeof(what), "%s (%s)", r->name, dp_prog_name(prog));
+	if (!setup(&sp_always, SP_PORT))
+		return;
+	syn_spec(&syn, SP_PORT, &s);
+	in_len = pkt_build(&s, in, sizeof(in));
+	if (!ASSERT_TRUE(pkt_parse(in, in_len, &lay), "SYN parsed"))
+		return;
+	switch (r->damage) {
+	case DAMAGE_TCP_CSUM:
+		in[lay.l4_off + 16] ^= 0x5a;
+		break;
+	case DAMAGE_IP_CSUM:
+		in[lay.l3_off + 11] ^= 0x01;
+		break;
+	case DAMAGE_OPTION_BYTE:
+		in[lay.l4_off + 22] ^= 0x01;	/* the MSS option's value: 1460 becomes 1204 */
+		break;
+	case DAMAGE_LAST_BYTE:
+		in[lay.l4_off + lay.l4_len - 1] ^= 0x80;
+		break;
+	}
+	ASSERT_TRUE(!pkt_csums_ok(in, in_len), "the SYN's checksums fail (independent check)");
+	bad = dp_stat(STAT_SYN_BAD_CHECKSUM);
+	sent = dp_stat(STAT_COOKIE_SENT);
+	seen = dp_stat(STAT_SYN_SEEN);
+	if (!dp_run(prog, in, in_len, out, &out_len, &verdict))
+		return;
+	ASSERT_EQ(verdict, XDP_DROP_VERDICT, what);
+	ASSERT_EQ(dp_stat(STAT_SYN_BAD_CHECKSUM), bad + 1, "syn_bad_checksum");
+	ASSERT_EQ(dp_stat(STAT_COOKIE_SENT), sent, "cookie_sent");
+	ASSERT_EQ(dp_stat(STAT_SYN_SEEN), seen + 1, "syn_seen");
+}
+
+TEST(test_synproxy_syn_with_bad_checksum_dropped_and_counted)
+{
+	for (size_t i = 0; i < sizeof(bad_csum_rows) / sizeof(bad_csum_rows[0]); i++) {
+		test_case_begin("%s", bad_csum_rows[i].name);
+		check_bad_csum_row(&bad_csum_rows[i], DP_XDP_INGRESS);
+		check_bad_csum_row(&bad_csum_rows[i], DP_XDP_COOKIE);
+	}
+}
+
 /* ---- SYNs it must not answer ------------------------------------------- */
 
 struct pass_syn_row {
@@ -567,6 +696,12 @@ struct pass_syn_row {
 	bool synproxy_off;
 	const char *daddr;	/* the SYN's destination, the host's if NULL */
 	bool eth_broadcast;	/* to ff:ff:ff:ff:ff:ff */
+	/*
+	 * Data on the SYN, and bytes of it cut from the frame: the IP length
+	 * then claims more than the frame holds, which the stack drops.
+	 */
+	size_t payload;
+	size_t cut;
 	/*
 	 * The counter it moves in isnguard_xdp; isnguard_xdp_cookie counts
 	 * only its SYN decisions (syn_*), and tc counts the rest.
@@ -608,6 +743,9 @@ static const struct pass_syn_row pass_syn_rows[] = {
 	  .eth_broadcast = true, .stat = STAT_SYN_NOT_UNICAST },
 	{ .name = "ipv6_multicast", .family = 6, .dport = SP_PORT, .daddr = "ff02::1",
 	  .stat = STAT_SYN_NOT_UNICAST },
+	/* Its checksum cannot be checked (issue 17): the host's to drop. */
+	{ .name = "ipv4_ip_length_beyond_the_frame", .family = 4, .dport = SP_PORT,
+	  .payload = 100, .cut = 40, .stat = STAT_SYN_UNANSWERABLE },
 };
 
 /* The SYN decisions isnguard_xdp_cookie counts itself (STAT_SYN_SEEN .. STAT_SYN_UNANSWERABLE). */
@@ -672,9 +810,16 @@ static void check_pass_syn_row(const struct pass_syn_row *r, enum dp_prog prog)
 
 		pkt_opt_raw(&s, ao, sizeof(ao));
 	}
+	if (r->payload) {
+		static const uint8_t data[200];
+
+		s.payload = data;
+		s.payload_len = r->payload;
+	}
 	in_len = pkt_build(&s, in, sizeof(in));
 	if (r->truncate_options)
 		in_len -= 8;	/* the frame ends inside the options */
+	in_len -= r->cut;
 	before_stat = dp_stat(r->stat);
 	before_sent = dp_stat(STAT_COOKIE_SENT);
 	before_seen = dp_stat(STAT_SYN_SEEN);
@@ -2627,4 +2772,198 @@ TEST(test_synproxy_answers_only_the_hosts_own_or_forwarded_destinations)
 	ASSERT_TRUE(res.ack_bytes_ok, "the SYN to the server");
 	ASSERT_EQ(res.proxy_syn_moved, 1, "proxy_syn_to_server");
 	ASSERT_EQ(res.handshake_moved, 0, "cookie_handshake_to_stack");
+}
+
+/* ---- proxied connections that go silent after their handshake (issue 17) ---- */
+
+/*
+ * One segment of an open proxied connection and what must come out of it:
+ * the client's (ack, TSecr and window translated) or the server's (seq,
+ * TSval and window), with flags and payload_len bytes of data.
+ */
+static void proxy_segment_pair(const struct proxy_conn *pc, bool from_server, uint8_t flags,
+			       size_t payload_len, bool vlan, struct pkt_spec *in,
+			       struct pkt_spec *want)
+{
+	static const uint8_t data[200] = "some bytes";
+	const struct proxy_case *c = pc->c;
+	unsigned int host_shift = c->server_scales ? SERVER_WSCALE : 0;
+	unsigned int peer_host = c->server_scales ? PROXY_CLIENT_WSCALE(c) : 0;
+	uint32_t ts_delta = pc->cookie_tsval - SERVER_TSVAL;
+
+	*in = *want = from_server ? pc->server : pc->client;
+	in->vlan = want->vlan = vlan;
+	in->vlan_tci = want->vlan_tci = 42;
+	in->flags = want->flags = flags;
+	in->payload = want->payload = data;
+	in->payload_len = want->payload_len = payload_len;
+	pkt_opt_nop(in);
+	pkt_opt_nop(in);
+	pkt_opt_nop(want);
+	pkt_opt_nop(want);
+	if (from_server) {
+		in->seq = SERVER_ISN + 1;
+		want->seq = pc->cookie + 1;
+		in->ack = want->ack = CLIENT_ISN + 1;
+		in->window = 1000;
+		want->window = rescaled(1000, host_shift, PROXY_OWN_WSCALE(c));
+		pkt_opt_timestamp(in, SERVER_TSVAL + 10, CLIENT_TSVAL + 9);
+		pkt_opt_timestamp(want, SERVER_TSVAL + 10 + ts_delta, CLIENT_TSVAL + 9);
+	} else {
+		in->seq = want->seq = CLIENT_ISN + 1;
+		in->ack = pc->cookie + 1;
+		want->ack = SERVER_ISN + 1;
+		in->window = 300;
+		want->window = rescaled(300, PROXY_CLIENT_WSCALE(c), peer_host);
+		pkt_opt_timestamp(in, CLIENT_TSVAL + 12, SERVER_TSVAL + 10 + ts_delta);
+		pkt_opt_timestamp(want, CLIENT_TSVAL + 12, SERVER_TSVAL + 10);
+	}
+}
+
+struct silence_row {
+	const char *name;
+	enum dp_prog prog;	/* the segment's program: tc egress is the server's */
+	uint8_t flags;
+	size_t payload_len;
+	bool vlan;		/* XDP: not header prediction's layout, the general path's */
+	bool predicted;		/* XDP: header prediction translates it */
+	bool silent_after;
+};
+
+static const struct silence_row silence_rows[] = {
+	{ .name = "client_pure_ack_xdp_predicted", .prog = DP_XDP_INGRESS, .flags = TH_ACK,
+	  .predicted = true, .silent_after = true },
+	{ .name = "client_pure_ack_tc_ingress", .prog = DP_TC_INGRESS, .flags = TH_ACK,
+	  .silent_after = true },
+	{ .name = "server_pure_ack", .prog = DP_TC_EGRESS, .flags = TH_ACK, .silent_after = true },
+	{ .name = "client_data_xdp_predicted", .prog = DP_XDP_INGRESS, .flags = TH_ACK | TH_PSH,
+	  .payload_len = 100, .predicted = true },
+	{ .name = "client_data_xdp_general_path", .prog = DP_XDP_INGRESS,
+	  .flags = TH_ACK | TH_PSH, .payload_len = 1, .vlan = true },
+	{ .name = "client_fin_xdp_general_path", .prog = DP_XDP_INGRESS, .flags = TH_ACK | TH_FIN },
+	{ .name = "client_data_tc_ingress", .prog = DP_TC_INGRESS, .flags = TH_ACK | TH_PSH,
+	  .payload_len = 200 },
+	{ .name = "client_fin_tc_ingress", .prog = DP_TC_INGRESS, .flags = TH_ACK | TH_FIN },
+	{ .name = "server_data", .prog = DP_TC_EGRESS, .flags = TH_ACK | TH_PSH,
+	  .payload_len = 100 },
+	{ .name = "server_fin", .prog = DP_TC_EGRESS, .flags = TH_ACK | TH_FIN },
+};
+
+/*
+ * A proxied connection is silent from its cookie ACK until the first
+ * segment with data or a FIN either way, through every path that
+ * translates one (XDP header prediction, XDP's general path, tc ingress,
+ * tc egress); pure ACKs leave it silent. The segments come out translated.
+ */
+TEST(test_proxy_first_data_either_way_ends_the_silence)
+{
+	static const struct proxy_case c = { .name = "silence", .family = 4, .ts = true,
+					     .server_scales = true };
+
+	for (size_t i = 0; i < sizeof(silence_rows) / sizeof(silence_rows[0]); i++) {
+		const struct silence_row *r = &silence_rows[i];
+		/* Cookie ACKs at tc ingress, or at tc beside XDP. */
+		enum dp_prog tc = r->prog == DP_TC_INGRESS ? DP_TC_INGRESS : DP_TC_COOKIE;
+		struct pkt_spec in, want;
+		struct proxy_conn pc;
+		struct flow_state st;
+		uint64_t predicted;
+
+		test_case_begin("%s", r->name);
+		if (!setup(&sp_translate, SP_PORT) || !dp_flows_clear())
+			return;
+		proxy_conn_init(&pc, &c, (uint16_t)(CLIENT_PORT + 600 + i));
+		if (!proxy_open_step(&pc, tc) || !dp_flow_get(&pc.fk, &st))
+			continue;
+		ASSERT_EQ(st.flags & FLOW_F_PROXY_SILENT, FLOW_F_PROXY_SILENT,
+			  "silent from the cookie ACK");
+		if (!proxy_synack_step(&pc, tc) || !dp_flow_get(&pc.fk, &st))
+			continue;
+		ASSERT_EQ(st.flags & FLOW_F_PROXY_SILENT, FLOW_F_PROXY_SILENT,
+			  "still silent once the server's handshake is done");
+		proxy_segment_pair(&pc, r->prog == DP_TC_EGRESS, r->flags, r->payload_len, r->vlan,
+				   &in, &want);
+		predicted = dp_fastpath_predicted();
+		proxy_expect(r->prog, &in, &want, dp_pass_verdict(r->prog), r->name);
+		if (r->prog == DP_XDP_INGRESS)
+			ASSERT_EQ(dp_fastpath_predicted(), predicted + (r->predicted ? 1 : 0),
+				  "taken by header prediction (or not)");
+		if (!ASSERT_TRUE(dp_flow_get(&pc.fk, &st), "entry after the segment"))
+			continue;
+		ASSERT_EQ(st.flags & FLOW_F_PROXY_SILENT, r->silent_after ? FLOW_F_PROXY_SILENT : 0,
+			  "silent after the segment");
+	}
+	dp_flows_clear();
+}
+
+static bool flow_gone_within_ms(const struct flow_key *fk, int ms)
+{
+	struct flow_state st;
+
+	for (int waited = 0; waited < ms; waited += 50) {
+		if (!dp_flow_get(fk, &st))
+			return true;
+		usleep(50000);
+	}
+	return !dp_flow_get(fk, &st);
+}
+
+/* Moves a flow's last_seen back by age_ns, as if it had been idle that long. */
+static bool flow_age(const struct flow_key *fk, uint64_t age_ns)
+{
+	struct flow_state st;
+
+	if (!ASSERT_TRUE(dp_flow_get(fk, &st), "entry to age"))
+		return false;
+	st.last_seen_ns -= age_ns;
+	return ASSERT_TRUE(dp_flow_put(fk, &st), "entry aged");
+}
+
+/*
+ * The sweeper gives a proxied connection that never carried anything the
+ * opening timeout (issue 17: completed handshakes from real addresses
+ * that then go silent filled the table for 24 h): aged past it, it goes;
+ * aged less, it stays; one that carried data, aged as long, keeps the
+ * established timeout. The clock is last_seen, moved back.
+ */
+TEST(test_proxy_silent_flow_expires_at_the_opening_timeout)
+{
+	static const struct proxy_case c = { .name = "idle", .family = 6, .ts = true,
+					     .server_scales = true };
+	enum { OPENING_S = 30 };
+	const uint64_t sec = 1000000000ULL;
+	struct proxy_conn silent_old, silent_young, talked;
+	struct flow_state st;
+	uint64_t expired;
+
+	if (!setup(&sp_translate, SP_PORT) || !dp_flows_clear() ||
+	    !dp_set_timeouts(OPENING_S, 3600, 3600, 3600))
+		return;
+	proxy_conn_init(&silent_old, &c, CLIENT_PORT + 700);
+	proxy_conn_init(&silent_young, &c, CLIENT_PORT + 701);
+	proxy_conn_init(&talked, &c, CLIENT_PORT + 702);
+	if (!proxy_open_step(&silent_old, DP_TC_INGRESS) ||
+	    !proxy_synack_step(&silent_old, DP_TC_INGRESS) ||
+	    !proxy_open_step(&silent_young, DP_TC_INGRESS) ||
+	    !proxy_synack_step(&silent_young, DP_TC_INGRESS) ||
+	    !proxy_open_step(&talked, DP_TC_INGRESS) || !proxy_synack_step(&talked, DP_TC_INGRESS))
+		goto out;
+	proxy_data_step(&talked, DP_TC_INGRESS);
+	expired = dp_stat(STAT_FLOW_EXPIRED);
+	if (!flow_age(&silent_old.fk, (OPENING_S + 10) * sec) ||
+	    !flow_age(&silent_young.fk, (OPENING_S - 10) * sec) ||
+	    !flow_age(&talked.fk, (OPENING_S + 10) * sec))
+		goto out;
+	ASSERT_TRUE(flow_gone_within_ms(&silent_old.fk, 4000),
+		    "silent proxied flow idle past the opening timeout removed");
+	/* A whole sweep after that one: the others were looked at too. */
+	usleep(1500000);
+	ASSERT_TRUE(dp_flow_get(&silent_young.fk, &st),
+		    "silent proxied flow idle less than the opening timeout kept");
+	ASSERT_TRUE(dp_flow_get(&talked.fk, &st),
+		    "proxied flow that carried data, idle as long, kept");
+	ASSERT_EQ(dp_stat(STAT_FLOW_EXPIRED), expired + 1, "flow_expired");
+out:
+	dp_restore_config();
+	dp_flows_clear();
 }
