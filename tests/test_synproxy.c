@@ -1505,6 +1505,41 @@ static bool write_file(const char *path, const char *text)
 	return ok;
 }
 
+/*
+ * Forks a child that runs steps(res) (the steps unshare their own network
+ * namespace, so the runner's stays as it was) and copies the child's size
+ * bytes of res back over a pipe. False when nothing came back (no pipe, no
+ * child, or a child that died before it wrote): the test has failed then.
+ * True says only that res holds the child's report; its own no_netns and
+ * error fields tell whether the steps ran.
+ */
+static bool run_in_netns_child(void (*steps)(void *res), void *res, size_t size)
+{
+	int pipefd[2], status;
+	pid_t child;
+
+	if (pipe(pipefd)) {
+		FAIL("pipe: %s", strerror(errno));
+		return false;
+	}
+	child = fork();
+	if (child == 0) {
+		steps(res);
+		_exit(write(pipefd[1], res, size) == (ssize_t)size ? 0 : 1);
+	}
+	close(pipefd[1]);
+	if (child < 0 || read(pipefd[0], res, size) != (ssize_t)size) {
+		FAIL("the namespace's child reported nothing");
+		close(pipefd[0]);
+		if (child > 0)
+			waitpid(child, &status, 0);
+		return false;
+	}
+	close(pipefd[0]);
+	waitpid(child, &status, 0);
+	return true;
+}
+
 /* A loopback segment from the client port to SP_PORT, as a frame with a zero Ethernet header. */
 static size_t loopback_segment(uint8_t flags, uint32_t seq, uint32_t ack, uint8_t *frame)
 {
@@ -1519,8 +1554,9 @@ static size_t loopback_segment(uint8_t flags, uint32_t seq, uint32_t ack, uint8_
 
 #define ETH_HLEN_BYTES 14
 
-static void kernel_cookie_steps(struct kernel_cookie_result *res)
+static void kernel_cookie_steps(void *result)
 {
+	struct kernel_cookie_result *res = result;
 	static const enum dp_prog progs[] = { DP_TC_INGRESS, DP_TC_COOKIE };
 	struct sockaddr_in lo = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	struct ifreq ifr = { 0 };
@@ -1586,30 +1622,11 @@ static void kernel_cookie_steps(struct kernel_cookie_result *res)
 TEST(test_synproxy_ack_completing_a_kernel_syncookie_left_to_the_stack)
 {
 	struct kernel_cookie_result res = { 0 };
-	int pipefd[2], status;
-	pid_t child;
 
 	if (!setup(&sp_always, SP_PORT))
 		return;
-	if (pipe(pipefd)) {
-		FAIL("pipe: %s", strerror(errno));
+	if (!run_in_netns_child(kernel_cookie_steps, &res, sizeof(res)))
 		return;
-	}
-	child = fork();
-	if (child == 0) {
-		kernel_cookie_steps(&res);
-		_exit(write(pipefd[1], &res, sizeof(res)) == sizeof(res) ? 0 : 1);
-	}
-	close(pipefd[1]);
-	if (child < 0 || read(pipefd[0], &res, sizeof(res)) != sizeof(res)) {
-		FAIL("the namespace's child reported nothing");
-		close(pipefd[0]);
-		if (child > 0)
-			waitpid(child, &status, 0);
-		return;
-	}
-	close(pipefd[0]);
-	waitpid(child, &status, 0);
 	if (res.no_netns) {
 		test_skip("%s", res.error);
 		return;
@@ -2675,8 +2692,9 @@ static void route_ack_step(struct route_result *res)
 	res->handshake_moved = dp_stat(STAT_COOKIE_HANDSHAKE) - handshake;
 }
 
-static void route_steps(struct route_result *res)
+static void route_steps(void *result)
 {
+	struct route_result *res = result;
 	struct ifreq ifr = { 0 };
 	char lo[] = "lo";
 	int fd, fd6, listener, listener6;
@@ -2722,30 +2740,11 @@ static void route_steps(struct route_result *res)
 TEST(test_synproxy_answers_only_the_hosts_own_or_forwarded_destinations)
 {
 	struct route_result res = { 0 };
-	int pipefd[2], status;
-	pid_t child;
 
 	if (!setup(&sp_local, SP_PORT))
 		return;
-	if (pipe(pipefd)) {
-		FAIL("pipe: %s", strerror(errno));
+	if (!run_in_netns_child(route_steps, &res, sizeof(res)))
 		return;
-	}
-	child = fork();
-	if (child == 0) {
-		route_steps(&res);
-		_exit(write(pipefd[1], &res, sizeof(res)) == sizeof(res) ? 0 : 1);
-	}
-	close(pipefd[1]);
-	if (child < 0 || read(pipefd[0], &res, sizeof(res)) != sizeof(res)) {
-		FAIL("the namespace's child reported nothing");
-		close(pipefd[0]);
-		if (child > 0)
-			waitpid(child, &status, 0);
-		return;
-	}
-	close(pipefd[0]);
-	waitpid(child, &status, 0);
 	if (res.no_netns) {
 		test_skip("%s", res.error);
 		return;
