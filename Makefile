@@ -110,6 +110,10 @@ $(BUILD)/bench_synproxy: $(BUILD)/tests/bench_synproxy.o $(BUILD)/tests/pkt.o \
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
 
+$(BUILD)/bench_sweeper: $(BUILD)/tests/bench_sweeper.o $(BUILD)/user/json_writer.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
+
 # The verifier's cost of each program against its budget (make check-verifier).
 $(BUILD)/verifier_budget: $(BUILD)/tests/verifier_budget.o $(BUILD)/user/json_writer.o
 	$(call msg,LINK,$@)
@@ -152,10 +156,11 @@ test-kernels: deps
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/bench_synproxy $(BUILD)/syn_flood \
-		$(BUILD)/verifier_budget $(BUILD)/tcp_xfer
+		$(BUILD)/verifier_budget $(BUILD)/tcp_xfer $(BUILD)/bench_sweeper
 	$(Q)$(BUILD)/verifier_budget $(BUILD)/isnguard.bpf.o
 	$(Q)$(BUILD)/bench $(BENCH_ARGS)
 	$(Q)$(BUILD)/bench_synproxy $(BENCH_SYNPROXY_ARGS)
+	$(Q)$(BUILD)/bench_sweeper $(filter --json,$(BENCH_ARGS)) $(BENCH_SWEEPER_ARGS)
 	$(Q)scripts/bench-synflood.sh $(BUILD) $(BENCH_FLOOD_SECONDS)
 	$(Q)scripts/bench-synflood.sh --gateway $(BUILD) $(BENCH_FLOOD_SECONDS)
 	$(Q)scripts/bench-conn.sh $(filter --json,$(BENCH_ARGS)) $(BENCH_CONN_ARGS) $(BUILD)

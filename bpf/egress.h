@@ -73,10 +73,12 @@ static __always_inline int egress_flow_start(const struct flow_key *fk, struct f
 	if (!fresh)
 		return -1;
 	egress_flow_fill(fresh, host_isn, wire_isn, open_flag | acked, hash, host_ack, snd_nxt, now);
+	/* Without a slot (queue full under a flood), the LRU still bounds it. */
+	if (!sweep_queue(SWEEP_OPENING, fk, fresh, now))
+		stat_inc(STAT_SWEEP_UNQUEUED);
 	/* The wire ISN is known here: no lookup of the entry just made. */
 	if (bpf_map_update_elem(&isn_opening, fk, fresh, BPF_NOEXIST))
 		return -1;
-	flow_sweeper_ensure();
 	stat_inc(STAT_FLOW_CREATED);
 	*wire = wire_isn;
 	return 0;

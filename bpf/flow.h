@@ -3,9 +3,10 @@
  * The flow tables, shared by egress and ingress and keyed by the connection
  * as the protected host sees it: isn_opening holds handshakes, isn_flows the
  * connections the peer has acknowledged (include/isnguard.h says why they
- * are apart). A flow moves from one to the other once. One timer, the
- * sweeper, walks both tables and removes every entry idle longer than its
- * phase allows, so closed flows never pile up waiting for LRU pressure. An
+ * are apart). A flow moves from one to the other once. Every entry holds a
+ * slot in its table's sweep queue (bpf/sweep_queue.h), and one timer, the
+ * sweeper (bpf/sweeper.h), removes each entry idle longer than its phase
+ * allows, so closed flows never pile up waiting for LRU pressure. An
  * LRU eviction of a live entry cannot be seen here; userspace derives it
  * from the counters (flow_created - flow_expired - entries present).
  */
@@ -17,9 +18,8 @@
 #include "config.h"
 #include "isnguard.h"
 #include "stats.h"
+#include "sweep_queue.h"
 
-#define CLOCK_MONOTONIC 1
-#define EBUSY 16	/* errno values are #defines, not in vmlinux.h */
 #define NSEC_PER_SEC 1000000000ULL
 /* last_seen is rewritten at most this often, to keep the entry's cache line quiet. */
 #define FLOW_TOUCH_NS (NSEC_PER_SEC / 4)
@@ -176,87 +176,6 @@ static __always_inline __u64 flow_timeout_ns(__u32 flags)
 	}
 }
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct flow_sweeper);
-} isn_sweeper SEC(".maps");
-
-struct flow_sweep {
-	__u64 now;
-};
-
-/* One entry of a flow table: gone once idle past its phase's timeout. */
-static __always_inline bool flow_sweep_one(void *map, const struct flow_key *key,
-					   struct flow_state *st, struct flow_sweep *sweep)
-{
-	__s64 idle = (__s64)(sweep->now - st->last_seen_ns);
-
-	if (idle < (__s64)flow_timeout_ns(st->flags) || bpf_map_delete_elem(map, key))
-		return false;
-	if (!(st->flags & FLOW_F_MOVED))	/* a moved entry's flow lives on in isn_flows */
-		stat_inc(STAT_FLOW_EXPIRED);
-	return true;
-}
-
-static long flow_sweep_opening(void *map, const struct flow_key *key, struct flow_state *st,
-			       struct flow_sweep *sweep)
-{
-	flow_sweep_one(map, key, st, sweep);
-	return 0;
-}
-
-static long flow_sweep_flows(void *map, const struct flow_key *key, struct flow_state *st,
-			     struct flow_sweep *sweep)
-{
-	if (flow_sweep_one(map, key, st, sweep))
-		flow_count_add(-1);
-	return 0;
-}
-
-static __always_inline __u64 flow_sweep_interval_ns(void)
-{
-	struct isn_config *cfg = config_get();
-	__u32 ms = cfg && cfg->sweep_interval_ms ? cfg->sweep_interval_ms : ISN_SWEEP_INTERVAL_MS;
-
-	return (__u64)ms * 1000000ULL;
-}
-
-static int flow_sweeper_fire(void *map __maybe_unused, __u32 *key __maybe_unused,
-			     struct flow_sweeper *sw)
-{
-	struct flow_sweep sweep = { .now = bpf_ktime_get_coarse_ns() };
-
-	bpf_for_each_map_elem(&isn_opening, flow_sweep_opening, &sweep, 0);
-	bpf_for_each_map_elem(&isn_flows, flow_sweep_flows, &sweep, 0);
-	bpf_timer_start(&sw->timer, flow_sweep_interval_ns(), 0);
-	return 0;
-}
-
-/*
- * Starts the sweeper if nothing has yet (called where flows are created).
- * The timer lives in a pinned map, so it outlives reloads with kept state;
- * it goes with the state.
- */
-static __always_inline void flow_sweeper_ensure(void)
-{
-	__u32 zero = 0;
-	struct flow_sweeper *sw = bpf_map_lookup_elem(&isn_sweeper, &zero);
-	long err;
-
-	if (!sw || sw->armed)
-		return;
-	err = bpf_timer_init(&sw->timer, &isn_sweeper, CLOCK_MONOTONIC);
-	/* -EBUSY: set up already, by a first flow racing on another CPU. */
-	if ((err && err != -EBUSY) || bpf_timer_set_callback(&sw->timer, flow_sweeper_fire) ||
-	    bpf_timer_start(&sw->timer, flow_sweep_interval_ns(), 0)) {
-		stat_inc(STAT_FLOW_TIMER_ERROR);
-		return;
-	}
-	sw->armed = 1;
-}
-
 /*
  * Records what a segment showed. Each bit is set once, atomically, so the
  * egress and ingress programs on different CPUs cannot undo each other. The
@@ -279,10 +198,10 @@ static __always_inline void flow_note(struct flow_state *st, __u32 new_flags, __
 
 /*
  * The handshake is done: the flow leaves the handshake table for the flow
- * table. The old entry is not deleted: LRU elements are reused at once, and
- * another CPU may still hold a pointer to it. Marked moved, it lingers a
- * second and the sweeper takes it; lookups find the new entry first. On
- * failure the flow stays where it is, established, and lives on as before.
+ * table, with a slot of that table's sweep queue. The old entry is not
+ * deleted: LRU elements are reused at once, and another CPU may still hold
+ * a pointer to it. Marked moved, it expires a second on and goes when its
+ * slot is next due; lookups find the new entry first. On failure the flow stays where it is, established, and lives on as before.
  * A global function, once a connection, off the programs' deepest call
  * chains; the new entry is written in isn_flow_new.
  */
@@ -307,7 +226,9 @@ __noinline int flow_promote(const struct flow_key *fk_arg, struct flow_state *st
 	moved->host_snd_nxt = st->host_snd_nxt;
 	moved->created_ns = st->created_ns;
 	moved->last_seen_ns = now;
-	if (bpf_map_update_elem(&isn_flows, fk, moved, BPF_NOEXIST)) {
+	/* A full sweep queue, like a failed insert, leaves the flow here. */
+	if (!sweep_queue(SWEEP_FLOWS, fk, moved, now) ||
+	    bpf_map_update_elem(&isn_flows, fk, moved, BPF_NOEXIST)) {
 		stat_inc(STAT_FLOW_PROMOTE_FAILED);	/* stays here, established */
 		flow_note(st, seen, now);
 		return -1;

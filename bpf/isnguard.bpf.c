@@ -28,6 +28,7 @@
 #include "egress.h"
 #include "fastpath.h"
 #include "ingress.h"
+#include "sweeper.h"
 #include "synproxy.h"
 
 static __always_inline bool tcp_is_syn(const struct pkt *pkt)
@@ -221,5 +222,17 @@ int isnguard_tc_tick(struct __sk_buff *skb)
 {
 	return resend_tick(skb);
 }
+
+/*
+ * Starts the flow sweeper (bpf/sweeper.h). Attached nowhere: the loader
+ * runs it once per attach (BPF_PROG_TEST_RUN), the timer then keeps it.
+ * Returns 0, or 1 when the timer could not be set up.
+ */
+SEC("tc")
+int isnguard_sweeper(struct __sk_buff *skb __maybe_unused)
+{
+	return flow_sweeper_start() ? 1 : 0;
+}
+
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -443,10 +443,12 @@ __noinline int proxy_open(struct __sk_buff *skb, const struct pkt *pkt_arg,
 		fresh->peer_wscale_wire = peer_shift;
 		fresh->created_ns = now;
 		fresh->last_seen_ns = now;
+		/* No slot, no entry: nothing would expire it (sweep_queue_full). */
+		if (!sweep_queue(SWEEP_FLOWS, fk, fresh, now))
+			return STAT_PROXY_TABLE_FULL;
 		if (bpf_map_update_elem(&isn_flows, fk, fresh, BPF_NOEXIST))
 			return STAT_DROP_ERROR;
 		flow_count_add(1);
-		flow_sweeper_ensure();
 		stat_inc(STAT_FLOW_CREATED);
 	} else {
 		st->peer_tsval = req->tsval;

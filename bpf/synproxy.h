@@ -922,14 +922,17 @@ __noinline int synproxy_local_flow(struct __sk_buff *skb, const struct pkt *pkt_
 	fresh->hash = ISN_HASH_SIPHASH;
 	fresh->created_ns = now;
 	fresh->last_seen_ns = now;
-	if (bpf_map_update_elem(&isn_flows, &fk, fresh, old ? BPF_EXIST : BPF_NOEXIST))
+	/*
+	 * A slot of its own even in place of a closed flow: the old slot's
+	 * id no longer matches, and it is dropped when due.
+	 */
+	if (!sweep_queue(SWEEP_FLOWS, &fk, fresh, now) ||
+	    bpf_map_update_elem(&isn_flows, &fk, fresh, old ? BPF_EXIST : BPF_NOEXIST))
 		return -1;
-	if (old) {
+	if (old)
 		stat_inc(STAT_FLOW_REMOVED);	/* the closed flow it replaced */
-	} else {
+	else
 		flow_count_add(1);
-		flow_sweeper_ensure();
-	}
 	stat_inc(STAT_FLOW_CREATED);
 	return 0;
 }

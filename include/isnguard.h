@@ -80,7 +80,11 @@ struct isn_config {
 	 * until the slot after the rotation's ends (see the cookie below).
 	 */
 	__u32 key_gen;
-	/* How often the sweeper walks the flow tables (0: ISN_SWEEP_INTERVAL_MS); see the loader. */
+	/*
+	 * How often the sweeper looks at each flow again (0:
+	 * ISN_SWEEP_INTERVAL_MS): an entry goes at most this long after its
+	 * timeout. See isn_sweep_interval_ms.
+	 */
 	__u32 sweep_interval_ms;
 	__u64 key_rotated_ns;
 	/*
@@ -220,25 +224,62 @@ struct flow_state {
 	__u8 wscale_wire;
 	__u8 peer_wscale_wire;
 	__u8 peer_wscale_host;
-	__u8 pad[6];
+	__u8 pad[2];
+	/* The sweeper's slot that stands for this entry (struct sweep_slot; 0: none). */
+	__u32 sweep_id;
 	__u64 created_ns;
 	__u64 last_seen_ns;	/* the sweeper removes the entry once idle past its phase's timeout */
 };
 
 /*
- * One timer for all flows (map isn_sweeper, one entry): every
- * sweep_interval_ms it walks both flow tables and removes what has been
- * idle longer than its phase allows. One timer instead of one per flow: a
- * new flow costs only its insert, and nothing is left without expiry when
- * a timer allocation fails under a SYN flood.
+ * The sweeper (bpf/sweep.h): one timer for all flows, and per flow table a
+ * queue of slots (maps isn_sweep_flows, isn_sweep_opening: rings of
+ * struct sweep_slot). A new entry takes a slot due one sweep interval
+ * later; the timer looks at the slots that are due, oldest first, at most
+ * SWEEP_BATCH per run: an entry idle past its phase's timeout is removed,
+ * a live one takes a new slot one interval on. Every slot has the same
+ * delay, so the queue is in due order and an idle table costs one look at
+ * its head. One timer instead of one per flow: a new flow costs only its
+ * insert and a slot, and nothing is left without expiry when a timer
+ * allocation fails under a SYN flood.
  */
+struct sweep_slot {
+	struct flow_key key;
+	__u32 due;		/* CLOCK_MONOTONIC >> SWEEP_DUE_SHIFT (about ms), wrapping */
+	__u32 id;		/* the entry's sweep_id; 0 while the slot is written or empty */
+};
+
+#define SWEEP_DUE_SHIFT 20
+/* At most this many slots per run of the timer: a few hundred us at a few hundred ns each. */
+#define ISN_SWEEP_BATCH 512
+enum sweep_table { SWEEP_FLOWS, SWEEP_OPENING, SWEEP_TABLES };
+
+/* Map isn_sweeper, one entry. head/tail count slots taken and given, per table. */
 struct flow_sweeper {
 	struct bpf_timer timer;
 	__u32 armed;		/* set once the timer runs */
 	__u32 pad;
+	__u32 size[SWEEP_TABLES];	/* slots in each queue (the start program reads the maps') */
+	__u64 head[SWEEP_TABLES];	/* next slot to look at; the timer alone moves it */
+	__u64 tail[SWEEP_TABLES];	/* next slot to give (atomic) */
+	__u64 run_ns_max;	/* the longest run, ns */
+	__u32 run_slots_max;	/* the most slots one run looked at */
+	__u32 pad2;
 };
 
-#define ISN_SWEEP_INTERVAL_MS 1000
+/*
+ * The default sweep interval: each live flow is looked at once per interval,
+ * at a few hundred ns (a lookup in a large table), so the interval grows
+ * with the table: 10 s up to 256 Ki flows (pf's purge interval), 10 s more
+ * per 256 Ki. A flow goes at most one interval after its timeout.
+ */
+#define ISN_SWEEP_INTERVAL_MS 10000
+static inline __u32 isn_sweep_interval_ms(__u32 max_flows)
+{
+	__u32 per = 262144, n = max_flows / per + (max_flows % per ? 1 : 0);
+
+	return ISN_SWEEP_INTERVAL_MS * (n ? n : 1);
+}
 
 /*
  * XDP header prediction's per-CPU scratch (map isn_fastpath, one entry;
@@ -337,7 +378,13 @@ struct fastpath_scratch {
 	 */								\
 	X(STAT_SYN_NOT_LOCAL,		"syn_not_local")	\
 	/* SYN cookies: a SYN with a bad IP or TCP checksum, dropped unanswered */ \
-	X(STAT_SYN_BAD_CHECKSUM,	"syn_bad_checksum")
+	X(STAT_SYN_BAD_CHECKSUM,	"syn_bad_checksum")	\
+	/* the sweeper (bpf/sweep.h) */					\
+	X(STAT_SWEEP_RUNS,		"sweep_runs")			\
+	X(STAT_SWEEP_SLOTS,		"sweep_slots")			\
+	X(STAT_SWEEP_NS,		"sweep_ns")			\
+	X(STAT_SWEEP_QUEUE_FULL,	"sweep_queue_full")		\
+	X(STAT_SWEEP_UNQUEUED,		"sweep_handshake_unqueued")
 
 #define ISNGUARD_STAT_ENUM(name, text) name,
 enum isn_stat {
@@ -393,6 +440,8 @@ struct link_info {
 #define ISN_MAP_SYNPROXY_PORTS "isn_synproxy_ports"
 #define ISN_MAP_SYN_RATE "isn_syn_rate"
 #define ISN_MAP_SWEEPER "isn_sweeper"
+#define ISN_MAP_SWEEP_FLOWS "isn_sweep_flows"
+#define ISN_MAP_SWEEP_OPENING "isn_sweep_opening"
 #define ISN_MAP_FLOW_COUNT "isn_flow_count"
 #define ISN_MAP_SYN_RESEND "isn_syn_resend"
 #define ISN_MAP_FASTPATH "isn_fastpath"	/* the program's own: not pinned */
@@ -424,6 +473,26 @@ static inline __u32 isn_opening_size(__u32 max_flows)
 static inline __u32 isn_flows_capacity(__u32 max_flows)
 {
 	return max_flows + isn_opening_size(max_flows) + ISN_FLOWS_MARGIN;
+}
+
+/*
+ * The sweeper's queues (struct sweep_slot): a slot per entry, and room for
+ * the slots of entries gone other than by the sweeper (replaced, removed,
+ * evicted), which stay until due. isn_flows': its capacity and a handshake
+ * table's worth more (24 MiB of both at the default --max-flows); a full
+ * one refuses a new connection. isn_opening's: twice that table, and a
+ * handshake that finds it full goes without a slot (the LRU bounds it).
+ * Both keep ISN_SWEEP_MARGIN slots free for CPUs racing past the check.
+ */
+#define ISN_SWEEP_MARGIN 256
+static inline __u32 isn_sweep_flows_size(__u32 max_flows)
+{
+	return isn_flows_capacity(max_flows) + isn_opening_size(max_flows) + ISN_SWEEP_MARGIN;
+}
+
+static inline __u32 isn_sweep_opening_size(__u32 max_flows)
+{
+	return 2 * isn_opening_size(max_flows) + ISN_SWEEP_MARGIN;
 }
 
 /* ---- SYN cookies (bpf/cookie.h, bpf/synproxy.h; user/ref/cookie_ref.c) ---- */

@@ -64,6 +64,10 @@ bool dp_setup(void)
 	skel = isnguard__open();
 	if (!skel || bpf_map__set_max_entries(skel->maps.isn_flows, DP_FLOW_TABLE_SIZE) ||
 	    bpf_map__set_max_entries(skel->maps.isn_opening, DP_OPENING_TABLE_SIZE) ||
+	    bpf_map__set_max_entries(skel->maps.isn_sweep_flows,
+				     DP_FLOW_TABLE_SIZE + DP_OPENING_TABLE_SIZE + ISN_SWEEP_MARGIN) ||
+	    bpf_map__set_max_entries(skel->maps.isn_sweep_opening,
+				     2 * DP_OPENING_TABLE_SIZE + ISN_SWEEP_MARGIN) ||
 	    isnguard__load(skel)) {
 		FAIL("load isnguard.bpf.o: %s", strerror(errno));
 		isnguard__destroy(skel);
@@ -72,7 +76,28 @@ bool dp_setup(void)
 		return false;
 	}
 	dp_test_key(&key);
-	return dp_set_key(&key) && dp_restore_config();
+	return dp_set_key(&key) && dp_restore_config() && dp_start_sweeper();
+}
+
+/* As the loader does (start_sweeper): isnguard_sweeper, run once. */
+bool dp_start_sweeper(void)
+{
+	unsigned char frame[64] = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = sizeof(frame),
+		    .repeat = 1);
+
+	if (!loaded("dp_start_sweeper"))
+		return false;
+	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.isnguard_sweeper), &opts)) {
+		FAIL("run isnguard_sweeper: %s", strerror(errno));
+		return false;
+	}
+	if (opts.retval) {
+		FAIL("isnguard_sweeper could not start the timer (flow_timer_error %llu)",
+		     (unsigned long long)dp_stat(STAT_FLOW_TIMER_ERROR));
+		return false;
+	}
+	return true;
 }
 
 bool dp_share_maps(struct bpf_object *obj)
@@ -289,6 +314,8 @@ static void change_timeouts(struct isn_config *cfg, const uint32_t *v)
 	cfg->timeout_established = v[1];
 	cfg->timeout_closing = v[2];
 	cfg->timeout_closed = v[3];
+	/* Each flow looked at every second: a test sees an expiry within 2 s of its timeout. */
+	cfg->sweep_interval_ms = DP_SWEEP_INTERVAL_MS;
 }
 
 static void set_key_gen(struct isn_config *cfg, const uint32_t *v)
@@ -368,6 +395,30 @@ bool dp_resend_put(const struct flow_key *fk, const struct syn_resend *r)
 	if (!loaded("dp_resend_put"))
 		return false;
 	return bpf_map_update_elem(bpf_map__fd(skel->maps.isn_syn_resend), fk, r, BPF_ANY) == 0;
+}
+
+bool dp_sweeper_get(struct flow_sweeper *sw)
+{
+	uint32_t zero = 0;
+
+	if (!loaded("dp_sweeper_get"))
+		return false;
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.isn_sweeper), &zero, sw)) {
+		FAIL("read isn_sweeper: %s", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+int64_t dp_flow_count(void)
+{
+	uint32_t zero = 0;
+	int64_t count = -1;
+
+	if (loaded("dp_flow_count") &&
+	    bpf_map_lookup_elem(bpf_map__fd(skel->maps.isn_flow_count), &zero, &count))
+		FAIL("read isn_flow_count: %s", strerror(errno));
+	return count;
 }
 
 uint64_t dp_stat(enum isn_stat stat)

@@ -28,6 +28,8 @@ enum dp_prog {
 #define DP_FLOW_TABLE_SIZE 4096
 /* Small, so a test can overflow it like a SYN flood does. */
 #define DP_OPENING_TABLE_SIZE 256
+/* The sweep interval the fixture's config has (the loader's is 10 s or more). */
+#define DP_SWEEP_INTERVAL_MS 1000
 
 /* Loads the object on first use and sets key and config; false (and a failed test) if it cannot. */
 bool dp_setup(void);
@@ -83,6 +85,13 @@ bool dp_set_syn_rate(uint16_t port, const struct syn_rate *rate);
 
 /* Empties both flow tables, so a test sees only its own flows (the sweeper takes every idle one). */
 bool dp_flows_clear(void);
+
+/* Starts the flow sweeper's timer (the loader's start_sweeper); dp_setup does. */
+bool dp_start_sweeper(void);
+/* The sweeper's record (isn_sweeper; its timer reads as zeros). */
+bool dp_sweeper_get(struct flow_sweeper *sw);
+/* Entries isn_flow_count says isn_flows holds. */
+int64_t dp_flow_count(void);
 
 /* Sum over CPUs of one counter. */
 uint64_t dp_stat(enum isn_stat stat);

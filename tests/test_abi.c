@@ -148,16 +148,21 @@ TEST(test_abi_flow_state_matches_btf)
 	static const struct abi_member members[] =
 		MEMBERS(flow_state, seq_delta, host_isn, wire_isn, flags, hash, host_ack,
 			host_snd_nxt, ts_delta, peer_tsval, peer_window, wscale_host, wscale_wire,
-			peer_wscale_wire, peer_wscale_host, pad, created_ns, last_seen_ns);
+			peer_wscale_wire, peer_wscale_host, pad, sweep_id, created_ns,
+			last_seen_ns);
 
 	CHECK_STRUCT(DATAPATH_OBJ, flow_state, members);
 }
 
 TEST(test_abi_flow_sweeper_matches_btf)
 {
-	static const struct abi_member members[] = MEMBERS(flow_sweeper, timer, armed, pad);
+	static const struct abi_member members[] =
+		MEMBERS(flow_sweeper, timer, armed, pad, size, head, tail, run_ns_max,
+			run_slots_max, pad2);
+	static const struct abi_member slot_members[] = MEMBERS(sweep_slot, key, due, id);
 
 	CHECK_STRUCT(DATAPATH_OBJ, flow_sweeper, members);
+	CHECK_STRUCT(DATAPATH_OBJ, sweep_slot, slot_members);
 }
 
 TEST(test_abi_link_records_match_btf)
@@ -224,8 +229,10 @@ TEST(test_abi_structs_have_no_implicit_padding)
 	ASSERT_EQ(sizeof(struct isn_config), 8 * 4 + 8 + 2 * 4, "isn_config size");
 	ASSERT_EQ(sizeof(struct synproxy_config), 7 * 4, "synproxy_config size");
 	ASSERT_EQ(sizeof(struct syn_rate), 2 * 8 + 2 * 4, "syn_rate size");
-	ASSERT_EQ(sizeof(struct flow_state), 9 * 4 + 2 + 4 + 6 + 2 * 8, "flow_state size");
-	ASSERT_EQ(sizeof(struct flow_sweeper), 16 + 2 * 4, "flow_sweeper size");
+	ASSERT_EQ(sizeof(struct flow_state), 9 * 4 + 2 + 4 + 2 + 4 + 2 * 8, "flow_state size");
+	ASSERT_EQ(sizeof(struct flow_sweeper), 16 + 2 * 4 + 2 * 4 + 4 * 8 + 8 + 2 * 4,
+		  "flow_sweeper size");
+	ASSERT_EQ(sizeof(struct sweep_slot), sizeof(struct flow_key) + 2 * 4, "sweep_slot size");
 	ASSERT_EQ(sizeof(struct link_key), 8 + 4 + 4, "link_key size");
 	ASSERT_EQ(sizeof(struct link_info), 16 + 4 * 4 + 8, "link_info size");
 	ASSERT_EQ(sizeof(struct syn_resend), 2 * 8 + 3 * 4 + 12 + 10 * 4, "syn_resend size");

@@ -31,7 +31,7 @@
 static const char *const pinned_maps[] = {
 	ISN_MAP_FLOWS, ISN_MAP_OPENING, ISN_MAP_CONFIG, ISN_MAP_KEY, ISN_MAP_STATS, ISN_MAP_LINKS,
 	ISN_MAP_SYNPROXY, ISN_MAP_SYNPROXY_PORTS, ISN_MAP_SYN_RATE, ISN_MAP_SWEEPER,
-	ISN_MAP_FLOW_COUNT, ISN_MAP_SYN_RESEND,
+	ISN_MAP_FLOW_COUNT, ISN_MAP_SYN_RESEND, ISN_MAP_SWEEP_FLOWS, ISN_MAP_SWEEP_OPENING,
 };
 
 uint64_t netns_inode(void)
@@ -212,18 +212,6 @@ static int pinned_max_flows(uint32_t *max_flows)
 }
 
 /* Defaults on a fresh table; on kept state only the hash, when asked for. */
-/*
- * The sweeper walks every bucket of both tables, so a larger table is swept
- * less often: once a second up to 256 Ki entries, then a second more per
- * 256 Ki (a walk costs a few ns per bucket).
- */
-static uint32_t sweep_interval_ms(uint32_t max_flows)
-{
-	uint32_t per = 262144;
-
-	return ISN_SWEEP_INTERVAL_MS * (max_flows / per + (max_flows % per ? 1 : 0));
-}
-
 static int write_config(struct isnguard *skel, int hash, bool fresh, uint32_t max_flows)
 {
 	int fd = bpf_map__fd(skel->maps.isn_config);
@@ -238,7 +226,7 @@ static int write_config(struct isnguard *skel, int hash, bool fresh, uint32_t ma
 		cfg.timeout_established = ISN_DEFAULT_TIMEOUT_ESTABLISHED;
 		cfg.timeout_closing = ISN_DEFAULT_TIMEOUT_CLOSING;
 		cfg.timeout_closed = ISN_DEFAULT_TIMEOUT_CLOSED;
-		cfg.sweep_interval_ms = sweep_interval_ms(max_flows);
+		cfg.sweep_interval_ms = isn_sweep_interval_ms(max_flows);
 		cfg.max_flows = max_flows;
 	}
 	if (hash >= 0)
@@ -554,6 +542,7 @@ static void select_programs(struct isnguard *skel, const struct attach_request *
 	bpf_program__set_autoload(skel->progs.isnguard_tc_cookie, !tc);
 	bpf_program__set_autoload(skel->progs.isnguard_xdp_cookie, tc && req->synproxy);
 	bpf_program__set_autoload(skel->progs.isnguard_tc_tick, true);
+	bpf_program__set_autoload(skel->progs.isnguard_sweeper, true);
 }
 
 /*
@@ -810,12 +799,31 @@ static int open_object(const struct attach_request *req, bool l3, uint32_t max_f
 	(*skel)->rodata->netns_ino = netns_inode();
 	bpf_map__set_max_entries((*skel)->maps.isn_flows, isn_flows_capacity(max_flows));
 	bpf_map__set_max_entries((*skel)->maps.isn_opening, isn_opening_size(max_flows));
+	bpf_map__set_max_entries((*skel)->maps.isn_sweep_flows, isn_sweep_flows_size(max_flows));
+	bpf_map__set_max_entries((*skel)->maps.isn_sweep_opening, isn_sweep_opening_size(max_flows));
 	err = reuse_pinned_maps(*skel);
 	if (err) {
 		libbpf_message(msg, sizeof(msg), err);
 		cli_error("attach %s: reuse the pinned maps in %s: %s", req->ifname, pin_dir(), msg);
 	}
 	return err;
+}
+
+/*
+ * Starts the flow sweeper's timer (bpf/sweeper.h), or hands a running one
+ * to this load's program: isnguard_sweeper, run once. Before any flow is
+ * made: a flow needs a slot of the sweeper's queues, which it sizes.
+ */
+static int start_sweeper(struct isnguard *skel)
+{
+	unsigned char frame[64] = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = sizeof(frame),
+		    .repeat = 1);
+	int err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.isnguard_sweeper), &opts);
+
+	if (err)
+		return -errno;
+	return opts.retval ? -EIO : 0;
 }
 
 /* Pins, key, config and SYN-proxy settings; before egress attaches, so no SYN leaves unkeyed. */
@@ -835,6 +843,12 @@ static int write_state(struct isnguard *skel, const struct attach_request *req, 
 		err = write_config(skel, req->hash, fresh, max_flows);
 	if (err) {
 		cli_error("attach %s: initialise key and config: %s", req->ifname, strerror(-err));
+		return err;
+	}
+	err = start_sweeper(skel);
+	if (err) {
+		cli_error("attach %s: start the flow sweeper's timer (bpf_timer): %s", req->ifname,
+			  strerror(-err));
 		return err;
 	}
 	if (req->synproxy) {

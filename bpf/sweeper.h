@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The sweeper: one timer (map isn_sweeper) that expires the flow tables'
+ * entries from their queues (bpf/sweep_queue.h). A run looks at the slots
+ * that are due, oldest first, at most SWEEP_BATCH of them over both
+ * queues: a slot whose entry is gone, or now another's (its sweep_id
+ * differs), is dropped; an entry idle past its phase's timeout is removed;
+ * a live one takes a new slot one interval on. The timer is set again for
+ * the next slot due, 1 ms on while due slots are left, or an interval on
+ * when both queues are empty. So an idle table costs a run per interval,
+ * and no run looks at more than SWEEP_BATCH slots, whatever the tables'
+ * size. The program isnguard_sweeper starts it; the loader runs that once
+ * per attach (BPF_PROG_TEST_RUN), before any flow is made.
+ */
+#ifndef ISNGUARD_BPF_SWEEPER_H
+#define ISNGUARD_BPF_SWEEPER_H
+
+#include <bpf/bpf_helpers.h>
+#include "config.h"
+#include "flow.h"
+#include "isnguard.h"
+#include "stats.h"
+#include "sweep_queue.h"
+
+#define CLOCK_MONOTONIC 1
+#define EBUSY 16	/* errno values are #defines, not in vmlinux.h */
+
+#define SWEEP_BATCH ISN_SWEEP_BATCH
+/* The next run while due slots are left, and the least wait otherwise. */
+#define SWEEP_BACKLOG_NS 1000000ULL
+#define SWEEP_MIN_WAIT_NS 10000000ULL
+
+struct sweep_run {
+	struct flow_sweeper *sw;
+	__u64 now;
+	__u64 wait;		/* until the next run: the least of what the queues ask */
+	__u32 now_due;		/* now >> SWEEP_DUE_SHIFT */
+	__u32 due_next;		/* a live entry's next slot */
+	__u32 looked;		/* slots looked at, both queues */
+};
+
+static __always_inline void sweep_wait(struct sweep_run *r, __u64 wait)
+{
+	if (wait < r->wait)
+		r->wait = wait;
+}
+
+/*
+ * The head slot of queue t, whose table is map (isn_flows or isn_opening):
+ * 0 to go on, 1 to stop (queue empty, or its head not due or not written).
+ */
+static __always_inline long sweep_step(struct sweep_run *r, __u32 t, void *queue, void *map)
+{
+	struct flow_sweeper *sw = r->sw;
+	struct sweep_slot *slot;
+	struct flow_state *st;
+	__u32 size, idx, id, flags;
+	__u64 head;
+	__s32 early;
+
+	t &= SWEEP_TABLES - 1;
+	head = sw->head[t];
+	size = sw->size[t];
+	if (head == sw->tail[t] || !size)
+		return 1;	/* empty: this queue asks for nothing */
+	idx = (__u32)(head % size);
+	slot = bpf_map_lookup_elem(queue, &idx);
+	if (!slot)
+		return 1;
+	id = __sync_fetch_and_or(&slot->id, 0);	/* ordered before the reads of key and due */
+	if (!id) {
+		sweep_wait(r, SWEEP_MIN_WAIT_NS);	/* a CPU is writing it */
+		return 1;
+	}
+	early = (__s32)(slot->due - r->now_due);
+	if (early > 0) {
+		sweep_wait(r, (__u64)early << SWEEP_DUE_SHIFT);
+		return 1;
+	}
+	r->looked++;
+	slot->id = 0;
+	sw->head[t] = head + 1;
+	st = bpf_map_lookup_elem(map, &slot->key);
+	if (!st || st->sweep_id != id)
+		return 0;	/* gone, or the tuple's newer entry has a slot of its own */
+	flags = st->flags;
+	if ((__s64)(r->now - st->last_seen_ns) >= (__s64)flow_timeout_ns(flags)) {
+		/* st is not read after this: a deleted element is reused at once. */
+		if (bpf_map_delete_elem(map, &slot->key))
+			return 0;
+		if (t == SWEEP_FLOWS)
+			flow_count_add(-1);
+		if (!(flags & FLOW_F_MOVED))	/* a moved entry's flow lives on in isn_flows */
+			stat_inc(STAT_FLOW_EXPIRED);
+		return 0;
+	}
+	/* Live: the next look, one interval on, in the slot just freed if need be. */
+	st->sweep_id = sweep_slot_take(sw, t, &slot->key, r->due_next, 0);
+	return 0;
+}
+
+static long sweep_step_flows(__u32 i __maybe_unused, struct sweep_run *r)
+{
+	return sweep_step(r, SWEEP_FLOWS, &isn_sweep_flows, &isn_flows);
+}
+
+static long sweep_step_opening(__u32 i __maybe_unused, struct sweep_run *r)
+{
+	return sweep_step(r, SWEEP_OPENING, &isn_sweep_opening, &isn_opening);
+}
+
+static int flow_sweeper_fire(void *map __maybe_unused, __u32 *key __maybe_unused,
+			     struct flow_sweeper *sw)
+{
+	__u64 interval = sweep_interval_ns(), start = bpf_ktime_get_ns(), ns;
+	struct sweep_run r = { .sw = sw, .now = start, .wait = interval };
+	long n;
+
+	r.now_due = (__u32)(start >> SWEEP_DUE_SHIFT);
+	r.due_next = (__u32)((start + interval) >> SWEEP_DUE_SHIFT);
+	/*
+	 * Decided on bpf_loop's counts (the stopping step included), never on
+	 * r.looked: the verifier then need not tell one iteration's state
+	 * from the next.
+	 */
+	n = bpf_loop(SWEEP_BATCH, sweep_step_flows, &r, 0);
+	if (n < SWEEP_BATCH)
+		n = bpf_loop(SWEEP_BATCH - n, sweep_step_opening, &r, 0) + n;
+	if (n >= SWEEP_BATCH)
+		r.wait = SWEEP_BACKLOG_NS;	/* stopped by the batch: due slots may be left */
+	else if (r.wait < SWEEP_MIN_WAIT_NS)
+		r.wait = SWEEP_MIN_WAIT_NS;
+	ns = bpf_ktime_get_ns() - start;
+	stat_inc(STAT_SWEEP_RUNS);
+	stat_add(STAT_SWEEP_SLOTS, r.looked);
+	stat_add(STAT_SWEEP_NS, ns);
+	if (ns > sw->run_ns_max)
+		sw->run_ns_max = ns;
+	if (r.looked > sw->run_slots_max)
+		sw->run_slots_max = r.looked;
+	bpf_timer_start(&sw->timer, r.wait, 0);
+	return 0;
+}
+
+/*
+ * Sets the timer up, or takes it over from an earlier load (its callback
+ * is then this program's), with the queues' sizes read from their maps.
+ * 0, or -1 (counted in flow_timer_error). The state's pins keep it running
+ * across reloads; it goes with them.
+ */
+static __always_inline int flow_sweeper_start(void)
+{
+	struct flow_sweeper *sw = sweeper_get();
+	long err;
+
+	if (!sw)
+		return -1;
+	sw->size[SWEEP_FLOWS] = ((struct bpf_map *)&isn_sweep_flows)->max_entries;
+	sw->size[SWEEP_OPENING] = ((struct bpf_map *)&isn_sweep_opening)->max_entries;
+	err = bpf_timer_init(&sw->timer, &isn_sweeper, CLOCK_MONOTONIC);
+	if ((err && err != -EBUSY) || bpf_timer_set_callback(&sw->timer, flow_sweeper_fire) ||
+	    bpf_timer_start(&sw->timer, SWEEP_MIN_WAIT_NS, 0)) {
+		stat_inc(STAT_FLOW_TIMER_ERROR);
+		return -1;
+	}
+	sw->armed = 1;
+	return 0;
+}
+
+#endif /* ISNGUARD_BPF_SWEEPER_H */

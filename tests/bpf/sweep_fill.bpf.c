@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Many flows at once for the sweeper's tests and bench (tests/test_sweeper.c,
+ * tests/bench_sweeper.c), made as the datapath makes them: an isn_flows
+ * entry with a slot of its queue (sweep_queue), counted in isn_flow_count.
+ * One run makes fill.count of them from tuple fill.first on (tests/sweep_fill.h),
+ * idle since fill.age_ns ago; FILL_SLOTS takes the slots alone. Loaded
+ * beside the datapath with its maps shared.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "compiler.h"
+#include "flow.h"
+#include "../sweep_fill.h"
+
+struct fill_args fill;
+
+static long fill_one(__u32 i, void *ctx __maybe_unused)
+{
+	__u32 n = fill.first + i;
+	__u8 local[4] = SWEEP_FILL_LOCAL_ADDR, remote[4] = SWEEP_FILL_REMOTE_ADDR(n);
+	struct flow_state *st = flow_new_get();
+	__u64 now = bpf_ktime_get_ns();
+	struct flow_key fk;
+
+	if (!st)
+		return 1;
+	flow_key_fill(&fk, FLOW_FAMILY_IPV4, local, remote, bpf_htons(SWEEP_FILL_LOCAL_PORT),
+		      bpf_htons(SWEEP_FILL_REMOTE_PORT));
+	st->flags = fill.flags;
+	st->created_ns = now - fill.age_ns;
+	st->last_seen_ns = now - fill.age_ns;
+	if (!sweep_queue(SWEEP_FLOWS, &fk, st, now)) {
+		fill.full++;
+		return 0;
+	}
+	if (fill.mode == FILL_SLOTS) {
+		fill.made++;
+		return 0;
+	}
+	if (bpf_map_update_elem(&isn_flows, &fk, st, BPF_NOEXIST))
+		return 0;
+	flow_count_add(1);
+	fill.made++;
+	return 0;
+}
+
+SEC("tc")
+int sweep_fill(struct __sk_buff *skb __maybe_unused)
+{
+	bpf_loop(fill.count, fill_one, NULL, 0);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

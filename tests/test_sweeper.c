@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The flow sweeper (bpf/sweeper.h, bpf/sweep_queue.h) on the datapath's own
+ * maps, with the fixture's sweep interval of DP_SWEEP_INTERVAL_MS. Flows
+ * are made in bulk by tests/bpf/sweep_fill.bpf.c, as the datapath makes
+ * them (an entry and its slot), or by the datapath itself. Issue 17: the
+ * sweeper walked both tables whole every tick, milliseconds of softirq even
+ * idle; now a run looks at due slots only, at most ISN_SWEEP_BATCH.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/types.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "dp_fixture.h"
+#include "harness.h"
+#include "pkt.h"
+#include "sweep_fill.h"
+#include "sweep_fill.skel.h"
+
+#define SEC_NS 1000000000ULL
+#define ESTABLISHED_FLAGS (FLOW_F_PASSIVE_OPEN | FLOW_F_HOST_ACKED | FLOW_F_ESTABLISHED)
+
+static struct sweep_fill *fill_skel(void)
+{
+	static struct sweep_fill *skel;
+
+	if (skel)
+		return skel;
+	skel = sweep_fill__open();
+	if (!skel || !dp_share_maps(skel->obj) || sweep_fill__load(skel)) {
+		FAIL("load sweep_fill.bpf.o: %s", strerror(errno));
+		sweep_fill__destroy(skel);
+		skel = NULL;
+	}
+	return skel;
+}
+
+/* Runs sweep_fill once; args in, made and full out. */
+static bool fill_run(struct fill_args *args)
+{
+	struct sweep_fill *skel = fill_skel();
+	unsigned char frame[64] = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = sizeof(frame),
+		    .repeat = 1);
+
+	if (!skel)
+		return false;
+	args->made = 0;
+	args->full = 0;
+	skel->bss->fill = *args;
+	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.sweep_fill), &opts)) {
+		FAIL("run sweep_fill: %s", strerror(errno));
+		return false;
+	}
+	*args = skel->bss->fill;
+	return true;
+}
+
+static void fill_key(uint32_t n, struct flow_key *fk)
+{
+	const uint8_t local[4] = SWEEP_FILL_LOCAL_ADDR, remote[4] = SWEEP_FILL_REMOTE_ADDR(n);
+
+	memset(fk, 0, sizeof(*fk));
+	fk->family = FLOW_FAMILY_IPV4;
+	memcpy(fk->local_addr, local, 4);
+	memcpy(fk->remote_addr, remote, 4);
+	fk->local_port = htons(SWEEP_FILL_LOCAL_PORT);
+	fk->remote_port = htons(SWEEP_FILL_REMOTE_PORT);
+}
+
+static uint64_t queue_len(enum sweep_table t)
+{
+	struct flow_sweeper sw;
+
+	return dp_sweeper_get(&sw) ? sw.tail[t] - sw.head[t] : UINT64_MAX;
+}
+
+/*
+ * Both tables emptied and every slot left in the queues looked at (each is
+ * due within an interval): the test's slots are then the only ones.
+ */
+static bool sweeper_clean(void)
+{
+	if (!dp_setup() || !dp_restore_config() || !dp_flows_clear())
+		return false;
+	for (int waited = 0; waited < 3 * DP_SWEEP_INTERVAL_MS; waited += 50) {
+		if (!queue_len(SWEEP_FLOWS) && !queue_len(SWEEP_OPENING))
+			return true;
+		usleep(50000);
+	}
+	FAIL("the sweep queues did not empty within %d ms (flows %llu, opening %llu slots)",
+	     3 * DP_SWEEP_INTERVAL_MS, (unsigned long long)queue_len(SWEEP_FLOWS),
+	     (unsigned long long)queue_len(SWEEP_OPENING));
+	return false;
+}
+
+/* Waits up to ms for isn_flow_count to reach want. */
+static bool flow_count_reaches(int64_t want, int ms)
+{
+	for (int waited = 0; waited < ms; waited += 20) {
+		if (dp_flow_count() == want)
+			return true;
+		usleep(20000);
+	}
+	return dp_flow_count() == want;
+}
+
+/*
+ * 3000 flows idle past the established timeout, all due at once: each run
+ * looks at no more than ISN_SWEEP_BATCH slots, the rest follow in later
+ * runs, and every one is expired and uncounted.
+ */
+TEST(test_sweeper_expires_many_flows_in_bounded_runs)
+{
+	enum { N = 3000 };
+	struct fill_args args = { .count = N, .mode = FILL_FLOWS, .flags = ESTABLISHED_FLAGS,
+				  .age_ns = 60 * SEC_NS };
+	uint64_t runs, slots, expired, ns;
+	struct flow_sweeper sw;
+	struct flow_state st;
+	struct flow_key fk;
+	uint32_t present = 0;
+
+	if (!sweeper_clean() || !dp_set_timeouts(3600, 30, 3600, 3600))
+		goto out;
+	runs = dp_stat(STAT_SWEEP_RUNS);
+	slots = dp_stat(STAT_SWEEP_SLOTS);
+	ns = dp_stat(STAT_SWEEP_NS);
+	expired = dp_stat(STAT_FLOW_EXPIRED);
+	if (!fill_run(&args) || !ASSERT_EQ(args.made, N, "flows made") ||
+	    !ASSERT_EQ(dp_flow_count(), N, "isn_flow_count after the fill"))
+		goto out;
+	ASSERT_EQ(queue_len(SWEEP_FLOWS), N, "one slot per flow");
+	ASSERT_TRUE(flow_count_reaches(0, 3 * DP_SWEEP_INTERVAL_MS),
+		    "every flow removed within an interval or two");
+	for (uint32_t n = 0; n < N; n++) {
+		fill_key(n, &fk);
+		present += dp_flow_get(&fk, &st);
+	}
+	ASSERT_EQ(present, 0, "entries left in isn_flows");
+	ASSERT_EQ(dp_stat(STAT_FLOW_EXPIRED) - expired, N, "flow_expired");
+	ASSERT_TRUE(dp_stat(STAT_SWEEP_SLOTS) - slots >= N, "sweep_slots counts every slot");
+	ASSERT_TRUE(dp_stat(STAT_SWEEP_RUNS) - runs >= (N + ISN_SWEEP_BATCH - 1) / ISN_SWEEP_BATCH,
+		    "runs enough for batches of ISN_SWEEP_BATCH");
+	ASSERT_EQ(queue_len(SWEEP_FLOWS), 0, "slots left");
+	if (dp_sweeper_get(&sw)) {
+		ASSERT_TRUE(sw.run_slots_max <= ISN_SWEEP_BATCH, "no run looked at more than a batch");
+		ASSERT_EQ(sw.run_slots_max, ISN_SWEEP_BATCH, "a run took a whole batch");
+		test_log("%d flows expired in %llu runs (%llu us in all), longest run %llu us",
+			 N, (unsigned long long)(dp_stat(STAT_SWEEP_RUNS) - runs),
+			 (unsigned long long)((dp_stat(STAT_SWEEP_NS) - ns) / 1000),
+			 (unsigned long long)(sw.run_ns_max / 1000));
+	}
+out:
+	dp_restore_config();
+	dp_flows_clear();
+}
+
+/*
+ * Live flows stay, each looked at once an interval: its slot, when due,
+ * gives way to a new one (sweep_id changes), so the queue holds one slot
+ * per flow however long they live.
+ */
+TEST(test_sweeper_keeps_live_flows_with_one_slot_each)
+{
+	enum { N = 1000 };
+	struct fill_args args = { .count = N, .mode = FILL_FLOWS, .flags = ESTABLISHED_FLAGS };
+	uint32_t first_id[3] = { 0 }, probe[3] = { 0, N / 2, N - 1 };
+	uint64_t slots, expired;
+	struct flow_state st;
+	struct flow_key fk;
+
+	if (!sweeper_clean())
+		goto out;
+	slots = dp_stat(STAT_SWEEP_SLOTS);
+	expired = dp_stat(STAT_FLOW_EXPIRED);
+	if (!fill_run(&args) || !ASSERT_EQ(args.made, N, "flows made"))
+		goto out;
+	for (int i = 0; i < 3; i++) {
+		fill_key(probe[i], &fk);
+		if (ASSERT_TRUE(dp_flow_get(&fk, &st), "probe flow"))
+			first_id[i] = st.sweep_id;
+		ASSERT_TRUE(first_id[i] != 0, "a new flow has a slot");
+	}
+	/* Two looks at each: slots due at 1 and 2 intervals. */
+	for (int waited = 0; waited < 4 * DP_SWEEP_INTERVAL_MS; waited += 50) {
+		if (dp_stat(STAT_SWEEP_SLOTS) - slots >= 2 * N)
+			break;
+		usleep(50000);
+	}
+	ASSERT_TRUE(dp_stat(STAT_SWEEP_SLOTS) - slots >= 2 * N, "each flow looked at twice");
+	ASSERT_EQ(dp_flow_count(), N, "isn_flow_count");
+	ASSERT_EQ(dp_stat(STAT_FLOW_EXPIRED), expired, "flow_expired");
+	ASSERT_EQ(queue_len(SWEEP_FLOWS), N, "slots queued: one per flow");
+	for (int i = 0; i < 3; i++) {
+		fill_key(probe[i], &fk);
+		if (!ASSERT_TRUE(dp_flow_get(&fk, &st), "live flow kept"))
+			continue;
+		ASSERT_TRUE(st.sweep_id != first_id[i] && st.sweep_id != 0,
+			    "the flow's slot is a newer one");
+	}
+out:
+	dp_flows_clear();
+}
+
+/*
+ * A tuple's entry removed and made again has two slots: the old one's id
+ * is not the entry's, so it is dropped when due rather than taking the new
+ * entry for its own (which would leave the entry two slots for good).
+ */
+TEST(test_sweeper_drops_a_tuples_older_slot)
+{
+	struct fill_args args = { .first = 77, .count = 1, .mode = FILL_FLOWS,
+				  .flags = ESTABLISHED_FLAGS };
+	struct flow_state st;
+	struct flow_key fk;
+	uint64_t slots;
+
+	if (!sweeper_clean() || !fill_run(&args) || !ASSERT_EQ(args.made, 1, "first entry") ||
+	    !dp_flows_clear() || !fill_run(&args) || !ASSERT_EQ(args.made, 1, "second entry"))
+		goto out;
+	ASSERT_EQ(queue_len(SWEEP_FLOWS), 2, "two slots, one per entry made");
+	slots = dp_stat(STAT_SWEEP_SLOTS);
+	for (int waited = 0; waited < 3 * DP_SWEEP_INTERVAL_MS; waited += 50) {
+		if (dp_stat(STAT_SWEEP_SLOTS) - slots >= 2)
+			break;
+		usleep(50000);
+	}
+	fill_key(77, &fk);
+	ASSERT_TRUE(dp_flow_get(&fk, &st), "the entry lives on");
+	ASSERT_EQ(queue_len(SWEEP_FLOWS), 1, "one slot left, the entry's");
+out:
+	dp_flows_clear();
+}
+
+/* Empty tables: a run an interval, and not one slot looked at. */
+TEST(test_sweeper_idle_tables_cost_a_run_an_interval)
+{
+	uint64_t runs, slots;
+
+	if (!sweeper_clean())
+		return;
+	runs = dp_stat(STAT_SWEEP_RUNS);
+	slots = dp_stat(STAT_SWEEP_SLOTS);
+	usleep(3 * DP_SWEEP_INTERVAL_MS * 1000 + 200000);
+	ASSERT_EQ(dp_stat(STAT_SWEEP_SLOTS), slots, "slots looked at");
+	ASSERT_TRUE(dp_stat(STAT_SWEEP_RUNS) - runs >= 2, "the timer still runs");
+	ASSERT_TRUE(dp_stat(STAT_SWEEP_RUNS) - runs <= 4, "about a run an interval");
+	test_log("%llu runs in %d ms with both tables empty",
+		 (unsigned long long)(dp_stat(STAT_SWEEP_RUNS) - runs),
+		 3 * DP_SWEEP_INTERVAL_MS + 200);
+}
+
+/*
+ * The flow table's queue full (slots of gone entries, as after a burst of
+ * removals): a handshake the peer completes stays in the handshake table,
+ * established and translated, rather than enter isn_flows with nothing to
+ * expire it; the queue's room comes back as the slots fall due.
+ */
+TEST(test_sweeper_full_queue_keeps_a_handshake_where_it_is)
+{
+	uint8_t frame[PKT_MAX_LEN], out[PKT_MAX_LEN];
+	struct fill_args args = { .mode = FILL_SLOTS };
+	uint64_t full, failed, promoted;
+	struct flow_state st;
+	struct flow_sweeper sw;
+	struct pkt_spec s;
+	struct flow_key fk;
+	size_t len, out_len;
+	uint32_t verdict, wire;
+	bool opening = false;
+
+	if (!sweeper_clean() || !dp_sweeper_get(&sw))
+		goto out;
+	args.count = sw.size[SWEEP_FLOWS] - ISN_SWEEP_MARGIN;
+	full = dp_stat(STAT_SWEEP_QUEUE_FULL);
+	if (!fill_run(&args) || !ASSERT_EQ(args.made, args.count, "slots taken"))
+		goto out;
+	args.count = 1;
+	if (!fill_run(&args) || !ASSERT_EQ(args.full, 1, "the next refused"))
+		goto out;
+	/* The host's SYN-ACK, then the peer's ACK of it. */
+	pkt_tcp_segment(&s, "10.0.9.1", "10.0.9.2", 443, 33001, TH_SYN | TH_ACK, 5000, 9001);
+	len = pkt_build(&s, frame, sizeof(frame));
+	if (!dp_run(DP_TC_EGRESS, frame, len, out, &out_len, &verdict))
+		goto out;
+	wire = get_be32(out + 34 + 4);
+	failed = dp_stat(STAT_FLOW_PROMOTE_FAILED);
+	promoted = dp_stat(STAT_FLOW_PROMOTED);
+	pkt_tcp_segment(&s, "10.0.9.2", "10.0.9.1", 33001, 443, TH_ACK, 9001, wire + 1);
+	len = pkt_build(&s, frame, sizeof(frame));
+	if (!dp_run(DP_TC_INGRESS, frame, len, out, &out_len, &verdict))
+		goto out;
+	ASSERT_EQ(get_be32(out + 34 + 8), 5001, "the ACK translated to the host's ISN + 1");
+	ASSERT_EQ(dp_stat(STAT_FLOW_PROMOTE_FAILED), failed + 1, "flow_promote_failed");
+	ASSERT_EQ(dp_stat(STAT_FLOW_PROMOTED), promoted, "flow_promoted");
+	ASSERT_TRUE(dp_stat(STAT_SWEEP_QUEUE_FULL) >= full + 2, "sweep_queue_full");
+	pkt_tcp_segment(&s, "10.0.9.1", "10.0.9.2", 443, 33001, TH_ACK, 5001, 9001);
+	dp_flow_key_of(&s, true, &fk);
+	if (ASSERT_TRUE(dp_flow_get_in(&fk, &st, &opening), "the flow's entry")) {
+		ASSERT_TRUE(opening, "still in the handshake table");
+		ASSERT_TRUE(st.flags & FLOW_F_ESTABLISHED, "established");
+		ASSERT_TRUE(st.sweep_id != 0, "with its handshake slot");
+	}
+	/* The gone entries' slots are dropped when due: room again. */
+	for (int waited = 0; waited < 3 * DP_SWEEP_INTERVAL_MS; waited += 50) {
+		if (!queue_len(SWEEP_FLOWS))
+			break;
+		usleep(50000);
+	}
+	ASSERT_EQ(queue_len(SWEEP_FLOWS), 0, "the full queue's slots dropped");
+out:
+	dp_flows_clear();
+}
