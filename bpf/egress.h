@@ -74,7 +74,8 @@ static __always_inline int egress_flow_start(const struct flow_key *fk, struct f
 		return -1;
 	egress_flow_fill(fresh, host_isn, wire_isn, open_flag | acked, hash, host_ack, snd_nxt, now);
 	/* Without a slot (queue full under a flood), the LRU still bounds it. */
-	if (!sweep_queue(SWEEP_OPENING, fk, fresh, now))
+	fresh->sweep_id = sweep_queue(SWEEP_OPENING, fk, now);
+	if (!fresh->sweep_id)
 		stat_inc(STAT_SWEEP_UNQUEUED);
 	/* The wire ISN is known here: no lookup of the entry just made. */
 	if (bpf_map_update_elem(&isn_opening, fk, fresh, BPF_NOEXIST))

@@ -210,13 +210,19 @@ __noinline int flow_promote(const struct flow_key *fk_arg, struct flow_state *st
 {
 	struct flow_key key, *fk = &key;
 	struct flow_state *moved;
+	__u32 sweep_id;
 
 	if (!fk_arg || !st)
 		return -1;
 	key = *fk_arg;	/* kernel 6.1 takes a map key only from the stack, a packet or a map */
+	/* A full sweep queue, like a failed insert, leaves the flow here. */
+	sweep_id = sweep_queue(SWEEP_FLOWS, fk, now);
+	if (!sweep_id)
+		goto stay;
 	moved = flow_new_get();
 	if (!moved)
 		return -1;
+	moved->sweep_id = sweep_id;
 	moved->seq_delta = st->seq_delta;
 	moved->host_isn = st->host_isn;
 	moved->wire_isn = st->wire_isn;
@@ -226,18 +232,17 @@ __noinline int flow_promote(const struct flow_key *fk_arg, struct flow_state *st
 	moved->host_snd_nxt = st->host_snd_nxt;
 	moved->created_ns = st->created_ns;
 	moved->last_seen_ns = now;
-	/* A full sweep queue, like a failed insert, leaves the flow here. */
-	if (!sweep_queue(SWEEP_FLOWS, fk, moved, now) ||
-	    bpf_map_update_elem(&isn_flows, fk, moved, BPF_NOEXIST)) {
-		stat_inc(STAT_FLOW_PROMOTE_FAILED);	/* stays here, established */
-		flow_note(st, seen, now);
-		return -1;
-	}
+	if (bpf_map_update_elem(&isn_flows, fk, moved, BPF_NOEXIST))
+		goto stay;
 	flow_count_add(1);
 	st->last_seen_ns = now;
 	__sync_fetch_and_or(&st->flags, FLOW_F_MOVED);
 	stat_inc(STAT_FLOW_PROMOTED);
 	return 0;
+stay:
+	stat_inc(STAT_FLOW_PROMOTE_FAILED);	/* stays here, established */
+	flow_note(st, seen, now);
+	return -1;
 }
 
 #endif /* ISNGUARD_BPF_FLOW_H */

@@ -98,11 +98,12 @@ int isnguard_xdp_cookie(struct xdp_md *xdp)
 	/*
 	 * Everything but SYNs is tc's to count: only the SYN proxy's own
 	 * verdicts (syn_seen .. synproxy_auto_off in the counter list,
-	 * syn_not_unicast, syn_not_local and syn_bad_checksum) and errors
+	 * syn_not_unicast, syn_not_local, syn_bad_checksum, syn_to_other_host) and errors
 	 * count here, not a pass reason tc counts again.
 	 */
 	if ((stat >= STAT_SYN_SEEN && stat <= STAT_AUTO_OFF) || stat == STAT_SYN_NOT_UNICAST ||
-	    stat == STAT_SYN_NOT_LOCAL || stat == STAT_SYN_BAD_CHECKSUM || stat == STAT_DROP_ERROR)
+	    stat == STAT_SYN_NOT_LOCAL || stat == STAT_SYN_BAD_CHECKSUM ||
+	    stat == STAT_SYN_OTHER_HOST || stat == STAT_DROP_ERROR)
 		stat_inc(stat);
 	return xdp_verdict(stat);
 }

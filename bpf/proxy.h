@@ -444,7 +444,8 @@ __noinline int proxy_open(struct __sk_buff *skb, const struct pkt *pkt_arg,
 		fresh->created_ns = now;
 		fresh->last_seen_ns = now;
 		/* No slot, no entry: nothing would expire it (sweep_queue_full). */
-		if (!sweep_queue(SWEEP_FLOWS, fk, fresh, now))
+		fresh->sweep_id = sweep_queue(SWEEP_FLOWS, fk, now);
+		if (!fresh->sweep_id)
 			return STAT_PROXY_TABLE_FULL;
 		if (bpf_map_update_elem(&isn_flows, fk, fresh, BPF_NOEXIST))
 			return STAT_DROP_ERROR;

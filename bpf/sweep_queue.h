@@ -36,44 +36,54 @@ struct {
 	__type(value, struct sweep_slot);
 } isn_sweep_opening SEC(".maps");
 
+/*
+ * The SYN paths' frames are near the verifier budget's 448 of 512 bytes
+ * (make check-verifier), so taking a slot uses no stack of its own: map
+ * keys come from .rodata and, for the slot's index, a per-CPU scratch word
+ * (XDP and tc run with bottom halves off: one packet on a CPU at a time).
+ */
+const volatile __u32 sweep_zero = 0;
+const volatile __u32 sweep_stat_full = STAT_SWEEP_QUEUE_FULL;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} isn_sweep_index SEC(".maps");
+
 static __always_inline struct flow_sweeper *sweeper_get(void)
 {
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&isn_sweeper, &zero);
-}
-
-static __always_inline __u64 sweep_interval_ns(void)
-{
-	struct isn_config *cfg = config_get();
-	__u32 ms = cfg && cfg->sweep_interval_ms ? cfg->sweep_interval_ms : ISN_SWEEP_INTERVAL_MS;
-
-	return (__u64)ms * 1000000ULL;
+	return bpf_map_lookup_elem(&isn_sweeper, (const void *)&sweep_zero);
 }
 
 /*
  * Gives the next slot of queue t to the entry keyed fk, due at due (the
- * clock >> SWEEP_DUE_SHIFT): its id, or 0 when the queue is full or not
- * set up (the sweeper not started). The caller stores the id in the entry.
- * New entries leave margin slots free; the sweeper's own, none.
+ * clock >> SWEEP_DUE_SHIFT), the slot's index going through *idx: its id,
+ * or 0 when the queue is full or not set up (the sweeper not started). The
+ * caller stores the id in the entry. New entries leave margin slots free;
+ * the sweeper's own, none.
  */
 static __always_inline __u32 sweep_slot_take(struct flow_sweeper *sw, __u32 t,
-					     const struct flow_key *fk, __u32 due, __u32 margin)
+					     const struct flow_key *fk, __u32 due, __u32 margin,
+					     __u32 *idx)
 {
 	struct sweep_slot *slot;
-	__u32 size, idx, id;
-	__u64 pos;
+	__u32 size, id;
+	__u64 pos, *full;
 
 	t &= SWEEP_TABLES - 1;	/* two tables: the verifier sees the index bounded */
 	size = sw->size[t];
 	if (!size || sw->tail[t] - sw->head[t] + margin >= size) {
-		stat_inc(STAT_SWEEP_QUEUE_FULL);
+		full = bpf_map_lookup_elem(&isn_stats, (const void *)&sweep_stat_full);
+		if (full)
+			*full += 1;
 		return 0;
 	}
 	pos = __sync_fetch_and_add(&sw->tail[t], 1);
-	idx = (__u32)(pos % size);
-	slot = t == SWEEP_FLOWS ? bpf_map_lookup_elem(&isn_sweep_flows, &idx)
-				: bpf_map_lookup_elem(&isn_sweep_opening, &idx);
+	*idx = (__u32)(pos % size);
+	slot = t == SWEEP_FLOWS ? bpf_map_lookup_elem(&isn_sweep_flows, idx)
+				: bpf_map_lookup_elem(&isn_sweep_opening, idx);
 	if (!slot)	/* cannot happen: idx < size, the map's size */
 		return 0;
 	__builtin_memcpy(&slot->key, fk, sizeof(slot->key));
@@ -87,23 +97,24 @@ static __always_inline __u32 sweep_slot_take(struct flow_sweeper *sw, __u32 t,
 }
 
 /*
- * A new entry st of table t (SWEEP_FLOWS, SWEEP_OPENING), keyed fk, takes
- * its first slot, one sweep interval from now. False when the queue is
- * full: an isn_flows entry must then not be made (nothing would expire it);
- * a handshake may, the LRU bounds it (sweep_handshake_unqueued).
+ * The first slot of a new entry of table t (SWEEP_FLOWS, SWEEP_OPENING),
+ * keyed fk, one sweep interval from now (the interval the timer read from
+ * isn_config on its last run): the id for the entry's sweep_id, taken
+ * before the entry is written (a slot whose entry never comes is dropped
+ * when due). 0 when the queue is full: an isn_flows entry must then not be
+ * made (nothing would expire it); a handshake may, the LRU bounds it
+ * (sweep_handshake_unqueued).
  */
-static __always_inline bool sweep_queue(__u32 t, const struct flow_key *fk,
-					struct flow_state *st, __u64 now)
+static __always_inline __u32 sweep_queue(__u32 t, const struct flow_key *fk, __u64 now)
 {
 	struct flow_sweeper *sw = sweeper_get();
+	__u32 *idx = bpf_map_lookup_elem(&isn_sweep_index, (const void *)&sweep_zero);
 
-	st->sweep_id = 0;
-	if (!sw)
-		return false;
-	st->sweep_id = sweep_slot_take(sw, t, fk,
-				       (__u32)((now + sweep_interval_ns()) >> SWEEP_DUE_SHIFT),
-				       ISN_SWEEP_MARGIN);
-	return st->sweep_id != 0;
+	if (!sw || !idx)
+		return 0;
+	return sweep_slot_take(sw, t, fk,
+			       (__u32)((now + (__u64)sw->interval_ms * 1000000ULL) >> SWEEP_DUE_SHIFT),
+			       ISN_SWEEP_MARGIN, idx);
 }
 
 #endif /* ISNGUARD_BPF_SWEEP_QUEUE_H */

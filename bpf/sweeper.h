@@ -29,6 +29,15 @@
 /* The next run while due slots are left, and the least wait otherwise. */
 #define SWEEP_BACKLOG_NS 1000000ULL
 #define SWEEP_MIN_WAIT_NS 10000000ULL
+/* A run longer than this is counted (sweep_runs_over_1ms): issue 17's bound. */
+#define SWEEP_LONG_RUN_NS 1000000ULL
+/*
+ * And one past half of it stops at the next check, every SWEEP_CLOCK_EVERY
+ * slots: a batch is a few hundred us, but slots in tables far larger than
+ * the cache, or a CPU slowed by interrupts, may cost more than planned.
+ */
+#define SWEEP_RUN_CUT_NS 500000ULL
+#define SWEEP_CLOCK_EVERY 32
 
 struct sweep_run {
 	struct flow_sweeper *sw;
@@ -37,6 +46,8 @@ struct sweep_run {
 	__u32 now_due;		/* now >> SWEEP_DUE_SHIFT */
 	__u32 due_next;		/* a live entry's next slot */
 	__u32 looked;		/* slots looked at, both queues */
+	__u32 cut;		/* stopped by the clock (SWEEP_RUN_CUT_NS) */
+	__u32 idx;		/* a slot's index, as a map key */
 };
 
 static __always_inline void sweep_wait(struct sweep_run *r, __u64 wait)
@@ -95,27 +106,54 @@ static __always_inline long sweep_step(struct sweep_run *r, __u32 t, void *queue
 		return 0;
 	}
 	/* Live: the next look, one interval on, in the slot just freed if need be. */
-	st->sweep_id = sweep_slot_take(sw, t, &slot->key, r->due_next, 0);
+	st->sweep_id = sweep_slot_take(sw, t, &slot->key, r->due_next, 0, &r->idx);
 	return 0;
 }
 
-static long sweep_step_flows(__u32 i __maybe_unused, struct sweep_run *r)
+/*
+ * Whether the run has gone on long enough, asked every SWEEP_CLOCK_EVERY
+ * steps of a loop. On bpf_loop's index, not on r->looked: see
+ * flow_sweeper_fire.
+ */
+static __always_inline bool sweep_cut(__u32 i, struct sweep_run *r)
 {
+	if ((i & (SWEEP_CLOCK_EVERY - 1)) != SWEEP_CLOCK_EVERY - 1 ||
+	    bpf_ktime_get_ns() - r->now < SWEEP_RUN_CUT_NS)
+		return false;
+	r->cut = 1;
+	return true;
+}
+
+static long sweep_step_flows(__u32 i, struct sweep_run *r)
+{
+	if (sweep_cut(i, r))
+		return 1;
 	return sweep_step(r, SWEEP_FLOWS, &isn_sweep_flows, &isn_flows);
 }
 
-static long sweep_step_opening(__u32 i __maybe_unused, struct sweep_run *r)
+static long sweep_step_opening(__u32 i, struct sweep_run *r)
 {
+	if (sweep_cut(i, r))
+		return 1;
 	return sweep_step(r, SWEEP_OPENING, &isn_sweep_opening, &isn_opening);
+}
+
+static __always_inline __u32 sweep_interval_ms(void)
+{
+	struct isn_config *cfg = config_get();
+
+	return cfg && cfg->sweep_interval_ms ? cfg->sweep_interval_ms : ISN_SWEEP_INTERVAL_MS;
 }
 
 static int flow_sweeper_fire(void *map __maybe_unused, __u32 *key __maybe_unused,
 			     struct flow_sweeper *sw)
 {
-	__u64 interval = sweep_interval_ns(), start = bpf_ktime_get_ns(), ns;
+	__u32 interval_ms = sweep_interval_ms();
+	__u64 interval = (__u64)interval_ms * 1000000ULL, start = bpf_ktime_get_ns(), ns;
 	struct sweep_run r = { .sw = sw, .now = start, .wait = interval };
 	long n;
 
+	sw->interval_ms = interval_ms;	/* what new entries' slots are due by */
 	r.now_due = (__u32)(start >> SWEEP_DUE_SHIFT);
 	r.due_next = (__u32)((start + interval) >> SWEEP_DUE_SHIFT);
 	/*
@@ -124,16 +162,20 @@ static int flow_sweeper_fire(void *map __maybe_unused, __u32 *key __maybe_unused
 	 * from the next.
 	 */
 	n = bpf_loop(SWEEP_BATCH, sweep_step_flows, &r, 0);
-	if (n < SWEEP_BATCH)
+	if (n < SWEEP_BATCH && !r.cut)
 		n = bpf_loop(SWEEP_BATCH - n, sweep_step_opening, &r, 0) + n;
-	if (n >= SWEEP_BATCH)
-		r.wait = SWEEP_BACKLOG_NS;	/* stopped by the batch: due slots may be left */
+	if (n >= SWEEP_BATCH || r.cut)
+		r.wait = SWEEP_BACKLOG_NS;	/* stopped by batch or clock: due slots may be left */
 	else if (r.wait < SWEEP_MIN_WAIT_NS)
 		r.wait = SWEEP_MIN_WAIT_NS;
 	ns = bpf_ktime_get_ns() - start;
 	stat_inc(STAT_SWEEP_RUNS);
 	stat_add(STAT_SWEEP_SLOTS, r.looked);
 	stat_add(STAT_SWEEP_NS, ns);
+	if (r.cut)
+		stat_inc(STAT_SWEEP_CUT);
+	if (ns > SWEEP_LONG_RUN_NS)
+		stat_inc(STAT_SWEEP_LONG_RUNS);	/* the bound broken, or the CPU taken away */
 	if (ns > sw->run_ns_max)
 		sw->run_ns_max = ns;
 	if (r.looked > sw->run_slots_max)
@@ -157,6 +199,7 @@ static __always_inline int flow_sweeper_start(void)
 		return -1;
 	sw->size[SWEEP_FLOWS] = ((struct bpf_map *)&isn_sweep_flows)->max_entries;
 	sw->size[SWEEP_OPENING] = ((struct bpf_map *)&isn_sweep_opening)->max_entries;
+	sw->interval_ms = sweep_interval_ms();
 	err = bpf_timer_init(&sw->timer, &isn_sweeper, CLOCK_MONOTONIC);
 	if ((err && err != -EBUSY) || bpf_timer_set_callback(&sw->timer, flow_sweeper_fire) ||
 	    bpf_timer_start(&sw->timer, SWEEP_MIN_WAIT_NS, 0)) {

@@ -131,33 +131,57 @@ static __always_inline bool synproxy_auto_active(const struct synproxy_config *s
 }
 
 /*
+ * The receiving device's own MAC address, its six bytes in the low 48 bits
+ * (set by the loader for an Ethernet device; 0: not known, not checked).
+ */
+const volatile __u64 dev_mac = 0;
+
+/* Whether an Ethernet frame is addressed to another station's MAC. */
+static __always_inline bool synproxy_eth_other_host(const struct ethhdr *eth)
+{
+	__u64 dst = 0;
+
+	if (!dev_mac)
+		return false;
+	for (int i = 0; i < 6; i++)
+		dst = dst << 8 | eth->h_dest[i];
+	return dst != dev_mac;
+}
+
+/*
  * RFC 1122 4.2.3.10: a SYN to a broadcast or multicast address MUST be
  * silently discarded. Never answered: one spoofed broadcast SYN would draw a
  * SYN-ACK from every isnguard host on the link. Told by a group Ethernet
  * destination (broadcast and multicast frames), an IPv4 multicast or
  * limited-broadcast destination, or an IPv6 multicast one; the stack then
- * discards the SYN itself.
+ * discards the SYN itself (STAT_SYN_NOT_UNICAST). Nor a unicast frame to
+ * another station's MAC, which a promiscuous device receives and the stack
+ * drops as not its own (PACKET_OTHERHOST; STAT_SYN_OTHER_HOST). 0 when the
+ * SYN may be answered.
  */
-static __always_inline bool synproxy_dst_unicast(const struct ctx *c, const struct pkt *pkt)
+static __always_inline int synproxy_dst_check(const struct ctx *c, const struct pkt *pkt)
 {
 	if (!l3_device) {
 		struct ethhdr *eth = ctx_ptr(c, 0, ETH_HLEN);
 
 		if (!eth || (eth->h_dest[0] & 1))
-			return false;
+			return STAT_SYN_NOT_UNICAST;
+		if (synproxy_eth_other_host(eth))
+			return STAT_SYN_OTHER_HOST;
 	}
 	if (pkt->family == FLOW_FAMILY_IPV4) {
 		struct iphdr *ip = ctx_ptr(c, pkt->l3_off, IPV4_HLEN_MIN);
 		__u32 daddr;
 
 		if (!ip)
-			return false;
+			return STAT_SYN_NOT_UNICAST;
 		daddr = bpf_ntohl(ip->daddr);
-		return (daddr & 0xf0000000) != 0xe0000000 && daddr != 0xffffffff;
+		return (daddr & 0xf0000000) != 0xe0000000 && daddr != 0xffffffff
+			       ? 0 : STAT_SYN_NOT_UNICAST;
 	}
 	struct ipv6hdr *ip6 = ctx_ptr(c, pkt->l3_off, IPV6_HLEN);
 
-	return ip6 && ip6->daddr.in6_u.u6_addr8[0] != 0xff;
+	return ip6 && ip6->daddr.in6_u.u6_addr8[0] != 0xff ? 0 : STAT_SYN_NOT_UNICAST;
 }
 
 /* The segment's tuple for a socket lookup, as the host receives it. */
@@ -414,8 +438,9 @@ static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *p
 	if (!th || !synproxy_port_protected(th->dest))
 		return SYNPROXY_NOT_MINE;
 	stat_inc(STAT_SYN_SEEN);
-	if (!synproxy_dst_unicast(c, pkt))
-		return STAT_SYN_NOT_UNICAST;	/* nor counted toward auto mode's rate */
+	state = synproxy_dst_check(c, pkt);
+	if (state)
+		return state;	/* nor counted toward auto mode's rate */
 	if (sp->mode == SYNPROXY_AUTO && !synproxy_auto_active(sp, th->dest))
 		return STAT_SYN_PASSED_AUTO;
 	/*
@@ -926,7 +951,8 @@ __noinline int synproxy_local_flow(struct __sk_buff *skb, const struct pkt *pkt_
 	 * A slot of its own even in place of a closed flow: the old slot's
 	 * id no longer matches, and it is dropped when due.
 	 */
-	if (!sweep_queue(SWEEP_FLOWS, &fk, fresh, now) ||
+	fresh->sweep_id = sweep_queue(SWEEP_FLOWS, &fk, now);
+	if (!fresh->sweep_id ||
 	    bpf_map_update_elem(&isn_flows, &fk, fresh, old ? BPF_EXIST : BPF_NOEXIST))
 		return -1;
 	if (old)

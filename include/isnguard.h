@@ -264,7 +264,7 @@ struct flow_sweeper {
 	__u64 tail[SWEEP_TABLES];	/* next slot to give (atomic) */
 	__u64 run_ns_max;	/* the longest run, ns */
 	__u32 run_slots_max;	/* the most slots one run looked at */
-	__u32 pad2;
+	__u32 interval_ms;	/* isn_config's sweep_interval_ms as of the last run */
 };
 
 /*
@@ -384,7 +384,11 @@ struct fastpath_scratch {
 	X(STAT_SWEEP_SLOTS,		"sweep_slots")			\
 	X(STAT_SWEEP_NS,		"sweep_ns")			\
 	X(STAT_SWEEP_QUEUE_FULL,	"sweep_queue_full")		\
-	X(STAT_SWEEP_UNQUEUED,		"sweep_handshake_unqueued")
+	X(STAT_SWEEP_UNQUEUED,		"sweep_handshake_unqueued")	\
+	X(STAT_SWEEP_LONG_RUNS,		"sweep_runs_over_1ms")	\
+	X(STAT_SWEEP_CUT,		"sweep_runs_cut")		\
+	/* SYN cookies: a SYN in a unicast frame to another MAC (promiscuous) */ \
+	X(STAT_SYN_OTHER_HOST,		"syn_to_other_host")
 
 #define ISNGUARD_STAT_ENUM(name, text) name,
 enum isn_stat {

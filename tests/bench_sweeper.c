@@ -43,7 +43,7 @@
 
 struct sample {
 	double t;
-	__u64 ns, runs, slots;
+	__u64 ns, runs, slots, long_runs;
 };
 
 struct phase {
@@ -53,6 +53,7 @@ struct phase {
 	double ns_per_slot;
 	double mean_run_us;
 	double max_run_us;	/* the longest run so far (isn_sweeper.run_ns_max) */
+	__u64 runs, long_runs;	/* runs, and those over 1 ms (sweep_runs_over_1ms) */
 };
 
 static struct isnguard *dp;
@@ -84,6 +85,7 @@ static void sample(struct sample *s)
 	s->ns = stat_sum(STAT_SWEEP_NS);
 	s->runs = stat_sum(STAT_SWEEP_RUNS);
 	s->slots = stat_sum(STAT_SWEEP_SLOTS);
+	s->long_runs = stat_sum(STAT_SWEEP_LONG_RUNS);
 }
 
 static bool sweeper_get(struct flow_sweeper *sw)
@@ -105,6 +107,8 @@ static void phase_of(const struct sample *a, const struct sample *b, struct phas
 	p->ns_per_slot = slots ? (double)ns / (double)slots : 0;
 	p->mean_run_us = runs ? (double)ns / (double)runs / 1e3 : 0;
 	p->max_run_us = sweeper_get(&sw) ? (double)sw.run_ns_max / 1e3 : 0;
+	p->runs = runs;
+	p->long_runs = b->long_runs - a->long_runs;
 }
 
 static int run_prog(const struct bpf_program *prog, __u32 repeat, __u32 *duration)
@@ -181,8 +185,9 @@ static double walk_ms(struct sweep_walk *walk)
 static void print_phase(const char *name, const struct phase *p)
 {
 	printf("  %-9s %8.4f ms/s  %7.1f runs/s  %9.0f slots/s  %6.1f ns/slot  "
-	       "mean run %6.1f us  longest so far %6.1f us\n", name, p->ms_per_s, p->runs_per_s,
-	       p->slots_per_s, p->ns_per_slot, p->mean_run_us, p->max_run_us);
+	       "mean run %6.1f us  over 1 ms %llu of %llu  longest so far %6.1f us\n", name,
+	       p->ms_per_s, p->runs_per_s, p->slots_per_s, p->ns_per_slot, p->mean_run_us,
+	       (unsigned long long)p->long_runs, (unsigned long long)p->runs, p->max_run_us);
 }
 
 static void json_phase(struct json_writer *jw, const char *name, const struct phase *p)
@@ -195,6 +200,8 @@ static void json_phase(struct json_writer *jw, const char *name, const struct ph
 	jw_double_field(jw, "ns_per_slot", p->ns_per_slot, 1);
 	jw_double_field(jw, "mean_run_us", p->mean_run_us, 1);
 	jw_double_field(jw, "longest_run_us", p->max_run_us, 1);
+	jw_uint_field(jw, "runs", p->runs);
+	jw_uint_field(jw, "runs_over_1ms", p->long_runs);
 	jw_end_object(jw);
 }
 

@@ -62,6 +62,8 @@ bool dp_setup(void)
 		return false;
 	}
 	skel = isnguard__open();
+	if (skel)
+		skel->rodata->dev_mac = DP_DEV_MAC;
 	if (!skel || bpf_map__set_max_entries(skel->maps.isn_flows, DP_FLOW_TABLE_SIZE) ||
 	    bpf_map__set_max_entries(skel->maps.isn_opening, DP_OPENING_TABLE_SIZE) ||
 	    bpf_map__set_max_entries(skel->maps.isn_sweep_flows,

@@ -28,6 +28,11 @@ enum dp_prog {
 #define DP_FLOW_TABLE_SIZE 4096
 /* Small, so a test can overflow it like a SYN flood does. */
 #define DP_OPENING_TABLE_SIZE 256
+/*
+ * The MAC the fixture's object takes for its device's own (the loader's
+ * dev_mac): test_synproxy's SYNs are sent to it.
+ */
+#define DP_DEV_MAC 0x020000000001ULL
 /* The sweep interval the fixture's config has (the loader's is 10 s or more). */
 #define DP_SWEEP_INTERVAL_MS 1000
 

@@ -35,6 +35,7 @@ expect_detached() {
 
 expect "attach lo (XDP skb mode, tc egress)" 0 '"attached"' $isng attach --xdp-mode skb --json lo
 expect "status shows lo" 0 '"lo"' $isng status --json
+expect "status shows the default sweep interval" 0 '"sweep_interval_ms":10000' $isng status --json
 expect "detach lo" 0 "" $isng detach lo
 expect_detached "after detach"
 

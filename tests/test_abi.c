@@ -158,7 +158,7 @@ TEST(test_abi_flow_sweeper_matches_btf)
 {
 	static const struct abi_member members[] =
 		MEMBERS(flow_sweeper, timer, armed, pad, size, head, tail, run_ns_max,
-			run_slots_max, pad2);
+			run_slots_max, interval_ms);
 	static const struct abi_member slot_members[] = MEMBERS(sweep_slot, key, due, id);
 
 	CHECK_STRUCT(DATAPATH_OBJ, flow_sweeper, members);

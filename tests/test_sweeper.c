@@ -113,15 +113,16 @@ static bool flow_count_reaches(int64_t want, int ms)
 
 /*
  * 3000 flows idle past the established timeout, all due at once: each run
- * looks at no more than ISN_SWEEP_BATCH slots, the rest follow in later
- * runs, and every one is expired and uncounted.
+ * looks at no more than ISN_SWEEP_BATCH slots (fewer when the clock cuts
+ * it short), the rest follow in later runs, and every one is expired and
+ * uncounted.
  */
 TEST(test_sweeper_expires_many_flows_in_bounded_runs)
 {
 	enum { N = 3000 };
 	struct fill_args args = { .count = N, .mode = FILL_FLOWS, .flags = ESTABLISHED_FLAGS,
 				  .age_ns = 60 * SEC_NS };
-	uint64_t runs, slots, expired, ns;
+	uint64_t runs, slots, expired, ns, cut;
 	struct flow_sweeper sw;
 	struct flow_state st;
 	struct flow_key fk;
@@ -132,6 +133,7 @@ TEST(test_sweeper_expires_many_flows_in_bounded_runs)
 	runs = dp_stat(STAT_SWEEP_RUNS);
 	slots = dp_stat(STAT_SWEEP_SLOTS);
 	ns = dp_stat(STAT_SWEEP_NS);
+	cut = dp_stat(STAT_SWEEP_CUT);
 	expired = dp_stat(STAT_FLOW_EXPIRED);
 	if (!fill_run(&args) || !ASSERT_EQ(args.made, N, "flows made") ||
 	    !ASSERT_EQ(dp_flow_count(), N, "isn_flow_count after the fill"))
@@ -151,10 +153,14 @@ TEST(test_sweeper_expires_many_flows_in_bounded_runs)
 	ASSERT_EQ(queue_len(SWEEP_FLOWS), 0, "slots left");
 	if (dp_sweeper_get(&sw)) {
 		ASSERT_TRUE(sw.run_slots_max <= ISN_SWEEP_BATCH, "no run looked at more than a batch");
-		ASSERT_EQ(sw.run_slots_max, ISN_SWEEP_BATCH, "a run took a whole batch");
-		test_log("%d flows expired in %llu runs (%llu us in all), longest run %llu us",
-			 N, (unsigned long long)(dp_stat(STAT_SWEEP_RUNS) - runs),
+		/* Stopped by the batch, or sooner by the clock (a slow CPU: qemu's TCG). */
+		ASSERT_TRUE(sw.run_slots_max == ISN_SWEEP_BATCH || dp_stat(STAT_SWEEP_CUT) > cut,
+			    "a run took a whole batch, or was cut short by the clock");
+		test_log("%d flows expired in %llu runs (%llu us in all, %llu cut by the clock), "
+			 "longest run %llu us", N,
+			 (unsigned long long)(dp_stat(STAT_SWEEP_RUNS) - runs),
 			 (unsigned long long)((dp_stat(STAT_SWEEP_NS) - ns) / 1000),
+			 (unsigned long long)(dp_stat(STAT_SWEEP_CUT) - cut),
 			 (unsigned long long)(sw.run_ns_max / 1000));
 	}
 out:

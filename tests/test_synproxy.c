@@ -696,6 +696,7 @@ struct pass_syn_row {
 	bool synproxy_off;
 	const char *daddr;	/* the SYN's destination, the host's if NULL */
 	bool eth_broadcast;	/* to ff:ff:ff:ff:ff:ff */
+	bool eth_other;		/* to a unicast MAC not the device's (DP_DEV_MAC) */
 	/*
 	 * Data on the SYN, and bytes of it cut from the frame: the IP length
 	 * then claims more than the frame holds, which the stack drops.
@@ -743,6 +744,11 @@ static const struct pass_syn_row pass_syn_rows[] = {
 	  .eth_broadcast = true, .stat = STAT_SYN_NOT_UNICAST },
 	{ .name = "ipv6_multicast", .family = 6, .dport = SP_PORT, .daddr = "ff02::1",
 	  .stat = STAT_SYN_NOT_UNICAST },
+	/* A promiscuous device's frame for another station: the stack drops it too. */
+	{ .name = "ipv4_unicast_frame_to_another_mac", .family = 4, .dport = SP_PORT,
+	  .eth_other = true, .stat = STAT_SYN_OTHER_HOST },
+	{ .name = "ipv6_unicast_frame_to_another_mac", .family = 6, .dport = SP_PORT,
+	  .eth_other = true, .stat = STAT_SYN_OTHER_HOST },
 	/* Its checksum cannot be checked (issue 17): the host's to drop. */
 	{ .name = "ipv4_ip_length_beyond_the_frame", .family = 4, .dport = SP_PORT,
 	  .payload = 100, .cut = 40, .stat = STAT_SYN_UNANSWERABLE },
@@ -752,7 +758,8 @@ static const struct pass_syn_row pass_syn_rows[] = {
 static bool syn_decision(enum isn_stat stat)
 {
 	return (stat >= STAT_SYN_SEEN && stat <= STAT_SYN_UNANSWERABLE) ||
-	       stat == STAT_SYN_NOT_UNICAST || stat == STAT_SYN_NOT_LOCAL;
+	       stat == STAT_SYN_NOT_UNICAST || stat == STAT_SYN_NOT_LOCAL ||
+	       stat == STAT_SYN_OTHER_HOST;
 }
 
 static void check_pass_syn_row(const struct pass_syn_row *r, enum dp_prog prog)
@@ -784,6 +791,8 @@ static void check_pass_syn_row(const struct pass_syn_row *r, enum dp_prog prog)
 		return;
 	if (r->eth_broadcast)
 		memset(s.eth_dst, 0xff, sizeof(s.eth_dst));
+	if (r->eth_other)
+		s.eth_dst[5] = 0x09;	/* not DP_DEV_MAC */
 	if (r->ip_options) {
 		static const uint8_t rr[] = { 7, 7, 4, 0, 0, 0, 0 };	/* record route */
 
@@ -1318,6 +1327,7 @@ TEST(test_synproxy_segments_of_an_existing_connection_pass_to_the_stack)
 		test_case_begin("%s", r->name);
 		pkt_tcp_segment(&s, "127.0.0.1", "127.0.0.1", client_port, SP_PORT, r->flags,
 				CLIENT_ISN, r->flags & TH_ACK ? 0x10000001u : 0);
+		memcpy(s.eth_dst, "\x02\x00\x00\x00\x00\x01", 6);	/* the device's: DP_DEV_MAC */
 		s.window = 1024;
 		pkt_opt_mss(&s, 1460);
 		in_len = pkt_build(&s, in, sizeof(in));
@@ -1706,7 +1716,7 @@ static void proxy_conn_init(struct proxy_conn *pc, const struct proxy_case *c, u
 	pc->client.sport = cport;
 	pc->client.dport = SP_PORT;
 	memcpy(pc->client.eth_src, "\x02\x00\x00\x00\x00\x0c", 6);
-	memcpy(pc->client.eth_dst, "\x02\x00\x00\x00\x00\x0a", 6);
+	memcpy(pc->client.eth_dst, "\x02\x00\x00\x00\x00\x01", 6);
 	pkt_set_addrs(&pc->server, c->family == 6 ? HOST6 : HOST4,
 		      c->family == 6 ? CLIENT6 : CLIENT4);
 	pc->server.sport = SP_PORT;

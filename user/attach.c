@@ -280,6 +280,7 @@ static void print_status_json(const struct status_link *links, int n,
 	jw_uint_field(&jw, "closing", cfg->timeout_closing);
 	jw_uint_field(&jw, "closed", cfg->timeout_closed);
 	jw_end_object(&jw);
+	jw_uint_field(&jw, "sweep_interval_ms", cfg->sweep_interval_ms);
 	jw_uint_field(&jw, "flows", entries);
 	jw_uint_field(&jw, "max_flows", cfg->max_flows ? cfg->max_flows : max_entries);
 	jw_uint_field(&jw, "key_generation", cfg->key_gen);
@@ -319,9 +320,9 @@ static void print_status_text(const struct status_link *links, int n,
 	printf("key       set (never shown: isnguard opens it write-only)\n");
 	printf("flows     %u of %u (new connections past that go unprotected; none is evicted)\n",
 	       entries, cfg->max_flows ? cfg->max_flows : max_entries);
-	printf("timeouts  opening %us, established %us, closing %us, closed %us\n",
-	       cfg->timeout_opening, cfg->timeout_established, cfg->timeout_closing,
-	       cfg->timeout_closed);
+	printf("timeouts  opening %us, established %us, closing %us, closed %us (each flow "
+	       "looked at every %u ms)\n", cfg->timeout_opening, cfg->timeout_established,
+	       cfg->timeout_closing, cfg->timeout_closed, cfg->sweep_interval_ms);
 	if (sp->present)
 		synproxy_print(&sp->cfg, sp->ports, NULL);
 	for (int i = 0; i < n; i++) {

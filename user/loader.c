@@ -365,7 +365,8 @@ static bool link_programs_exist(const struct link_info *info)
  * Whether a record no longer stands for an attachment. In this network
  * namespace that is asked of the interface itself (deleted interfaces take
  * their programs with them); elsewhere, of the programs it recorded, which
- * outlive their interface only while the sweeper's timer holds them.
+ * go with their interface (the sweeper's timer holds isnguard_sweeper, not
+ * them).
  */
 static bool link_is_stale(int fd, const struct link_key *key, uint64_t here)
 {
@@ -796,6 +797,8 @@ static int open_object(const struct attach_request *req, bool l3, uint32_t max_f
 		return err;
 	}
 	(*skel)->rodata->l3_device = l3;
+	/* SYNs in frames to another station's MAC are not answered (syn_to_other_host). */
+	(*skel)->rodata->dev_mac = l3 ? 0 : netdev_ether_mac(req->ifname);
 	(*skel)->rodata->netns_ino = netns_inode();
 	bpf_map__set_max_entries((*skel)->maps.isn_flows, isn_flows_capacity(max_flows));
 	bpf_map__set_max_entries((*skel)->maps.isn_opening, isn_opening_size(max_flows));

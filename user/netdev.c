@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <linux/if_arp.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
@@ -103,6 +105,22 @@ out:
 		close(fd);
 	free(buf);
 	return err ? err : n;
+}
+
+unsigned long long netdev_ether_mac(const char *ifname)
+{
+	struct ifreq ifr = { 0 };
+	unsigned long long mac = 0;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return 0;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (!ioctl(fd, SIOCGIFHWADDR, &ifr) && ifr.ifr_hwaddr.sa_family == ARPHRD_ETHER)
+		for (int i = 0; i < 6; i++)
+			mac = mac << 8 | (unsigned char)ifr.ifr_hwaddr.sa_data[i];
+	close(fd);
+	return mac;
 }
 
 bool netdev_is_l3(const struct netdev *dev)

@@ -22,6 +22,11 @@ int netdev_list(struct netdev *devs, int max);
 /* No link-layer header: the IP header is the first byte of every frame. */
 bool netdev_is_l3(const struct netdev *dev);
 /*
+ * An Ethernet device's own MAC address, its six bytes in the low 48 bits
+ * (the datapath's dev_mac); 0 for any other kind of device or on error.
+ */
+unsigned long long netdev_ether_mac(const char *ifname);
+/*
  * How interface b stands to a when the same packets pass both ("its lower
  * device", "an upper device on it", "its master", "a port of it"), else NULL.
  */

@@ -31,7 +31,8 @@ static long fill_one(__u32 i, void *ctx __maybe_unused)
 	st->flags = fill.flags;
 	st->created_ns = now - fill.age_ns;
 	st->last_seen_ns = now - fill.age_ns;
-	if (!sweep_queue(SWEEP_FLOWS, &fk, st, now)) {
+	st->sweep_id = sweep_queue(SWEEP_FLOWS, &fk, now);
+	if (!st->sweep_id) {
 		fill.full++;
 		return 0;
 	}
