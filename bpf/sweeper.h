@@ -184,15 +184,38 @@ static int flow_sweeper_fire(void *map __maybe_unused, __u32 *key __maybe_unused
 	return 0;
 }
 
+/* bpf_for_each_map_elem's callback: the entry gets a slot of table t's queue. */
+struct sweep_adopt {
+	__u64 now;
+	__u32 t;
+};
+
+static long sweep_adopt_one(void *map __maybe_unused, const struct flow_key *fk,
+			    struct flow_state *st, struct sweep_adopt *a)
+{
+	__u32 id = sweep_queue(a->t, fk, a->now);
+
+	if (id) {	/* else counted in sweep_queue_full */
+		st->sweep_id = id;
+		stat_inc(STAT_SWEEP_ADOPTED);
+	}
+	return 0;
+}
+
 /*
  * Sets the timer up, or takes it over from an earlier load (its callback
  * is then this program's), with the queues' sizes read from their maps.
- * 0, or -1 (counted in flow_timer_error). The state's pins keep it running
- * across reloads; it goes with them.
+ * A sweeper never armed is new: the tables may still hold flows kept from
+ * an isnguard whose sweeper had no queues (the loader makes the sweeper's
+ * maps anew over kept state of another layout), and each of those gets its
+ * slot here, due one interval on (sweep_flows_adopted). 0, or -1 (counted
+ * in flow_timer_error). The state's pins keep the timer running across
+ * reloads; it goes with them.
  */
 static __always_inline int flow_sweeper_start(void)
 {
 	struct flow_sweeper *sw = sweeper_get();
+	struct sweep_adopt a;
 	long err;
 
 	if (!sw)
@@ -200,6 +223,13 @@ static __always_inline int flow_sweeper_start(void)
 	sw->size[SWEEP_FLOWS] = ((struct bpf_map *)&isn_sweep_flows)->max_entries;
 	sw->size[SWEEP_OPENING] = ((struct bpf_map *)&isn_sweep_opening)->max_entries;
 	sw->interval_ms = sweep_interval_ms();
+	if (!sw->armed) {
+		a.now = bpf_ktime_get_ns();
+		a.t = SWEEP_FLOWS;
+		bpf_for_each_map_elem(&isn_flows, sweep_adopt_one, &a, 0);
+		a.t = SWEEP_OPENING;
+		bpf_for_each_map_elem(&isn_opening, sweep_adopt_one, &a, 0);
+	}
 	err = bpf_timer_init(&sw->timer, &isn_sweeper, CLOCK_MONOTONIC);
 	if ((err && err != -EBUSY) || bpf_timer_set_callback(&sw->timer, flow_sweeper_fire) ||
 	    bpf_timer_start(&sw->timer, SWEEP_MIN_WAIT_NS, 0)) {

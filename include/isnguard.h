@@ -232,7 +232,7 @@ struct flow_state {
 };
 
 /*
- * The sweeper (bpf/sweep.h): one timer for all flows, and per flow table a
+ * The sweeper (bpf/sweeper.h): one timer for all flows, and per flow table a
  * queue of slots (maps isn_sweep_flows, isn_sweep_opening: rings of
  * struct sweep_slot). A new entry takes a slot due one sweep interval
  * later; the timer looks at the slots that are due, oldest first, at most
@@ -379,7 +379,7 @@ struct fastpath_scratch {
 	X(STAT_SYN_NOT_LOCAL,		"syn_not_local")	\
 	/* SYN cookies: a SYN with a bad IP or TCP checksum, dropped unanswered */ \
 	X(STAT_SYN_BAD_CHECKSUM,	"syn_bad_checksum")	\
-	/* the sweeper (bpf/sweep.h) */					\
+	/* the sweeper (bpf/sweeper.h) */					\
 	X(STAT_SWEEP_RUNS,		"sweep_runs")			\
 	X(STAT_SWEEP_SLOTS,		"sweep_slots")			\
 	X(STAT_SWEEP_NS,		"sweep_ns")			\
@@ -388,7 +388,12 @@ struct fastpath_scratch {
 	X(STAT_SWEEP_LONG_RUNS,		"sweep_runs_over_1ms")	\
 	X(STAT_SWEEP_CUT,		"sweep_runs_cut")		\
 	/* SYN cookies: a SYN in a unicast frame to another MAC (promiscuous) */ \
-	X(STAT_SYN_OTHER_HOST,		"syn_to_other_host")
+	X(STAT_SYN_OTHER_HOST,		"syn_to_other_host")		\
+	/*								\
+	 * flows found in the tables when a new sweeper started (state kept	\
+	 * from an isnguard with another sweeper), each given a sweep slot	\
+	 */								\
+	X(STAT_SWEEP_ADOPTED,		"sweep_flows_adopted")
 
 #define ISNGUARD_STAT_ENUM(name, text) name,
 enum isn_stat {

@@ -104,13 +104,19 @@ bool dp_start_sweeper(void)
 
 bool dp_share_maps(struct bpf_object *obj)
 {
+	return dp_share_maps_except(obj, NULL);
+}
+
+bool dp_share_maps_except(struct bpf_object *obj, const char *prefix)
+{
 	struct bpf_map *map, *ours;
 
 	if (!dp_setup())
 		return false;
 	bpf_object__for_each_map(map, obj) {
 		/* .bss, .rodata: the object's own globals. */
-		if (bpf_map__is_internal(map))
+		if (bpf_map__is_internal(map) ||
+		    (prefix && !strncmp(bpf_map__name(map), prefix, strlen(prefix))))
 			continue;
 		ours = bpf_object__find_map_by_name(skel->obj, bpf_map__name(map));
 		if (ours && bpf_map__reuse_fd(map, bpf_map__fd(ours))) {

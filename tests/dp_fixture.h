@@ -60,6 +60,8 @@ bool dp_run_repeat(enum dp_prog prog, const uint8_t *in, size_t in_len, uint32_t
  * so its programs see and change the same flows, config and counters.
  */
 bool dp_share_maps(struct bpf_object *obj);
+/* The same but for the maps whose names start with prefix: obj makes its own. */
+bool dp_share_maps_except(struct bpf_object *obj, const char *prefix);
 
 /* Key and config; config changes apply to new flows (and timers) only. */
 void dp_test_key(struct isn_key *key);

@@ -9,6 +9,7 @@
 enum fill_mode {
 	FILL_FLOWS,	/* isn_flows entries, each with its slot */
 	FILL_SLOTS,	/* slots alone, as entries gone leave them */
+	FILL_UNQUEUED,	/* entries alone, as a sweeper without queues left them */
 };
 
 struct fill_args {

@@ -21,6 +21,7 @@
 #include "harness.h"
 #include "pkt.h"
 #include "sweep_fill.h"
+#include "isnguard.skel.h"
 #include "sweep_fill.skel.h"
 
 #define SEC_NS 1000000000ULL
@@ -322,5 +323,55 @@ TEST(test_sweeper_full_queue_keeps_a_handshake_where_it_is)
 	}
 	ASSERT_EQ(queue_len(SWEEP_FLOWS), 0, "the full queue's slots dropped");
 out:
+	dp_flows_clear();
+}
+
+/*
+ * State kept from an isnguard whose sweeper had no queues (the walk before
+ * issue 17): its entries have no slot, and the running sweeper never looks
+ * at them. The loader then makes the sweeper's maps anew (user/loader.c,
+ * struct kept_maps); a new sweeper, never armed, gives each entry found in
+ * the tables a slot when it starts, and the idle ones expire. Here a
+ * second datapath object shares every map but the sweeper's, as an attach
+ * over such state does.
+ */
+TEST(test_sweeper_new_sweeper_adopts_kept_flows_without_slots)
+{
+	enum { N = 200 };
+	struct fill_args args = { .count = N, .mode = FILL_UNQUEUED, .flags = ESTABLISHED_FLAGS,
+				  .age_ns = 60 * SEC_NS };
+	unsigned char frame[64] = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = sizeof(frame),
+		    .repeat = 1);
+	struct isnguard *upgraded = NULL;
+	uint64_t adopted, expired;
+
+	if (!sweeper_clean() || !dp_set_timeouts(3600, 30, 3600, 3600))
+		goto out;
+	expired = dp_stat(STAT_FLOW_EXPIRED);
+	if (!fill_run(&args) || !ASSERT_EQ(args.made, N, "entries made") ||
+	    !ASSERT_EQ(queue_len(SWEEP_FLOWS), 0, "none has a slot"))
+		goto out;
+	/* Idle past their timeout, yet the running sweeper has nothing due. */
+	usleep(2 * DP_SWEEP_INTERVAL_MS * 1000 + 200000);
+	if (!ASSERT_EQ(dp_flow_count(), N, "kept without a slot, never expired"))
+		goto out;
+	upgraded = isnguard__open();
+	if (!ASSERT_TRUE(upgraded != NULL, "open a second datapath object") ||
+	    !dp_share_maps_except(upgraded->obj, "isn_sweep") ||
+	    !ASSERT_EQ(isnguard__load(upgraded), 0, "load it over the shared tables"))
+		goto out;
+	adopted = dp_stat(STAT_SWEEP_ADOPTED);
+	if (!ASSERT_EQ(bpf_prog_test_run_opts(bpf_program__fd(upgraded->progs.isnguard_sweeper),
+					      &opts), 0, "run its isnguard_sweeper") ||
+	    !ASSERT_EQ(opts.retval, 0, "its timer started"))
+		goto out;
+	ASSERT_EQ(dp_stat(STAT_SWEEP_ADOPTED) - adopted, N, "sweep_flows_adopted");
+	ASSERT_TRUE(flow_count_reaches(0, 3 * DP_SWEEP_INTERVAL_MS),
+		    "every kept flow expired within an interval or two of the start");
+	ASSERT_EQ(dp_stat(STAT_FLOW_EXPIRED) - expired, N, "flow_expired");
+out:
+	isnguard__destroy(upgraded);	/* its sweeper's map, and so its timer, go with it */
+	dp_restore_config();
 	dp_flows_clear();
 }

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <net/if.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
 #include <sys/file.h>
@@ -194,9 +195,14 @@ int loader_query(int ifindex, struct attachment *att)
 
 /* --- state -------------------------------------------------------------- */
 
-/* --max-flows of the kept state, from its config. */
-static int pinned_max_flows(uint32_t *max_flows)
+/*
+ * --max-flows of the kept state, from its config; -EPROTO, with the
+ * config's value size in *value_size, when another build made it.
+ */
+static int pinned_max_flows(uint32_t *max_flows, uint32_t *value_size)
 {
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
 	struct isn_config cfg;
 	uint32_t zero = 0;
 	int fd = pinned_map_open(ISN_MAP_CONFIG);
@@ -204,15 +210,25 @@ static int pinned_max_flows(uint32_t *max_flows)
 
 	if (fd < 0)
 		return fd;
-	err = bpf_map_lookup_elem(fd, &zero, &cfg) ? -errno : 0;
+	err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+	*value_size = info.value_size;
+	if (!err && info.value_size != sizeof(cfg))
+		err = -EPROTO;	/* and its lookup would not fit cfg */
+	if (!err)
+		err = bpf_map_lookup_elem(fd, &zero, &cfg) ? -errno : 0;
 	close(fd);
 	if (!err)
 		*max_flows = cfg.max_flows;
 	return err || *max_flows ? err : -EPROTO;
 }
 
-/* Defaults on a fresh table; on kept state only the hash, when asked for. */
-static int write_config(struct isnguard *skel, int hash, bool fresh, uint32_t max_flows)
+/*
+ * Defaults on a fresh table; on kept state only the hash, when asked for,
+ * and, under a sweeper made anew (struct kept_maps), its interval: the
+ * kept one was the walk's of the build before.
+ */
+static int write_config(struct isnguard *skel, int hash, bool fresh, uint32_t max_flows,
+			bool new_sweeper)
 {
 	int fd = bpf_map__fd(skel->maps.isn_config);
 	struct isn_config cfg = { 0 };
@@ -229,6 +245,8 @@ static int write_config(struct isnguard *skel, int hash, bool fresh, uint32_t ma
 		cfg.sweep_interval_ms = isn_sweep_interval_ms(max_flows);
 		cfg.max_flows = max_flows;
 	}
+	if (!fresh && new_sweeper)
+		cfg.sweep_interval_ms = isn_sweep_interval_ms(cfg.max_flows ? cfg.max_flows : max_flows);
 	if (hash >= 0)
 		cfg.hash = (uint32_t)hash;
 	return bpf_map_update_elem(fd, &zero, &cfg, BPF_ANY) ? -errno : 0;
@@ -275,13 +293,80 @@ static int record_link(struct isnguard *skel, const struct attach_request *req, 
 		       ? -errno : 0;
 }
 
-/* Whether name is one of the state maps pinned (not a program's own scratch map). */
-static bool is_state_map(const char *name)
+/*
+ * Pinned maps of another layout: state kept (`detach --keep-state`) by
+ * another isnguard build, as over an upgrade. What this load can rebuild
+ * it makes anew, and their pins are replaced once it has loaded: the
+ * sweeper's map and queues, all three together (a new sweeper gives the
+ * kept flows their slots, bpf/sweeper.h), and the counters when this build
+ * has more (copied; the ones appended since start at 0). Flow tables, key,
+ * config or SYN-proxy settings of another layout are refused with a line
+ * naming the map: their entries cannot be read as this build's.
+ */
+struct kept_maps {
+	int old_fd[sizeof(pinned_maps) / sizeof(pinned_maps[0])];	/* replaced, or -1 */
+	bool new_sweeper;	/* the sweeper's maps made anew over kept flow tables */
+};
+
+static void kept_maps_init(struct kept_maps *km)
+{
+	for (size_t i = 0; i < sizeof(km->old_fd) / sizeof(km->old_fd[0]); i++)
+		km->old_fd[i] = -1;
+	km->new_sweeper = false;
+}
+
+static void kept_maps_close(struct kept_maps *km)
+{
+	for (size_t i = 0; i < sizeof(km->old_fd) / sizeof(km->old_fd[0]); i++) {
+		if (km->old_fd[i] >= 0)
+			close(km->old_fd[i]);
+		km->old_fd[i] = -1;
+	}
+}
+
+static int state_map_index(const char *name)
 {
 	for (size_t i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++)
 		if (!strcmp(name, pinned_maps[i]))
-			return true;
-	return false;
+			return (int)i;
+	return -1;
+}
+
+static bool is_sweeper_map(const char *name)
+{
+	return !strcmp(name, ISN_MAP_SWEEPER) || !strcmp(name, ISN_MAP_SWEEP_FLOWS) ||
+	       !strcmp(name, ISN_MAP_SWEEP_OPENING);
+}
+
+/* The pinned map's info, and whether its type, key and value are map's. */
+static bool pinned_layout_is(int fd, const struct bpf_map *map, struct bpf_map_info *info)
+{
+	__u32 len = sizeof(*info);
+
+	memset(info, 0, sizeof(*info));
+	if (bpf_obj_get_info_by_fd(fd, info, &len))
+		return false;
+	return info->type == bpf_map__type(map) && info->key_size == bpf_map__key_size(map) &&
+	       info->value_size == bpf_map__value_size(map);
+}
+
+/* Whether the sweeper's three maps are all pinned, each of this build's layout. */
+static bool pinned_sweeper_reusable(struct isnguard *skel)
+{
+	const char *const names[] = { ISN_MAP_SWEEPER, ISN_MAP_SWEEP_FLOWS, ISN_MAP_SWEEP_OPENING };
+	struct bpf_map_info info;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct bpf_map *map = bpf_object__find_map_by_name(skel->obj, names[i]);
+		int fd = pinned_map_open(names[i]);
+		bool same = fd >= 0 && map && pinned_layout_is(fd, map, &info);
+
+		if (fd >= 0)
+			close(fd);
+		if (!same)
+			return false;
+	}
+	return true;
 }
 
 /*
@@ -289,45 +374,107 @@ static bool is_state_map(const char *name)
  * This is done by hand rather than with LIBBPF_PIN_BY_NAME: libbpf's reuse
  * check compares the definition's map_flags with the kernel's, and the
  * kernel does not keep BPF_F_WRONLY (it belongs to the creating fd only).
+ * Pinned maps of another layout go as struct kept_maps says.
  */
-static int reuse_pinned_maps(struct isnguard *skel)
+static int reuse_pinned_maps(struct isnguard *skel, const char *ifname, struct kept_maps *km)
 {
+	bool kept = pinned_state_exists();
+	bool sweeper_anew = kept && !pinned_sweeper_reusable(skel);
+	struct bpf_map_info info;
 	struct bpf_map *map;
+	char path[256], msg[128];
 
+	km->new_sweeper = sweeper_anew;
 	bpf_object__for_each_map(map, skel->obj) {
-		int fd, err;
+		const char *name = bpf_map__name(map);
+		int fd, err, idx = state_map_index(name);
 
-		if (bpf_map__is_internal(map) || !is_state_map(bpf_map__name(map)))
+		if (bpf_map__is_internal(map) || idx < 0)
 			continue;	/* .rodata (l3_device, the MSS tables), scratch: this load's own */
-		fd = pinned_map_open(bpf_map__name(map));
+		pin_path(path, sizeof(path), name);
+		fd = pinned_map_open(name);
 		if (fd == -ENOENT)
 			continue;
-		if (fd < 0)
+		if (fd < 0) {
+			cli_error("attach %s: open %s: %s", ifname, path, strerror(-fd));
 			return fd;
+		}
+		if ((sweeper_anew && is_sweeper_map(name)) ||
+		    (!strcmp(name, ISN_MAP_STATS) && pinned_layout_is(fd, map, &info) &&
+		     info.max_entries < STAT_COUNT)) {
+			km->old_fd[idx] = fd;	/* made anew, pinned in its place */
+			continue;
+		}
+		if (!pinned_layout_is(fd, map, &info)) {
+			cli_error("attach %s: %s was made by another isnguard build (type %u, key %u, "
+				  "value %u bytes; this build's: %u, %u, %u), so the state there cannot "
+				  "be kept: remove %s to start afresh (kept connections then lose "
+				  "their translation)", ifname, path, info.type, info.key_size,
+				  info.value_size, bpf_map__type(map), bpf_map__key_size(map),
+				  bpf_map__value_size(map), pin_dir());
+			close(fd);
+			return -EPROTO;
+		}
 		err = bpf_map__reuse_fd(map, fd);
 		close(fd);
-		if (err)
+		if (err) {
+			libbpf_message(msg, sizeof(msg), err);
+			cli_error("attach %s: reuse %s: %s", ifname, path, msg);
 			return err;
+		}
 	}
 	return 0;
 }
 
-/* Pins, with their BTF, the state maps this load created. */
-static int pin_new_maps(struct isnguard *skel)
+/* The counters of a replaced isn_stats into this load's, each CPU's value as it was. */
+static int copy_counters(int from, int to)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	__u64 *values;
+	int err = 0;
+
+	if (ncpus <= 0)
+		return ncpus ? ncpus : -EINVAL;
+	values = calloc((size_t)ncpus, sizeof(*values));
+	if (!values)
+		return -ENOMEM;
+	for (__u32 i = 0; i < STAT_COUNT && !err; i++) {
+		if (bpf_map_lookup_elem(from, &i, values))
+			break;	/* past the old map's last counter */
+		if (bpf_map_update_elem(to, &i, values, BPF_ANY))
+			err = -errno;
+	}
+	free(values);
+	return err;
+}
+
+/* Pins, with their BTF, the state maps this load created, in the place of those it replaces. */
+static int pin_new_maps(struct isnguard *skel, struct kept_maps *km)
 {
 	struct bpf_map *map;
 	char path[256];
 
 	bpf_object__for_each_map(map, skel->obj) {
-		int err;
+		int err, idx = state_map_index(bpf_map__name(map));
 
-		if (bpf_map__is_internal(map) || !is_state_map(bpf_map__name(map)))
+		if (bpf_map__is_internal(map) || idx < 0)
 			continue;
 		err = pin_path(path, sizeof(path), bpf_map__name(map));
 		if (err)
 			return err;
-		if (access(path, F_OK) == 0)
+		if (km->old_fd[idx] >= 0) {
+			if (map == skel->maps.isn_stats) {
+				err = copy_counters(km->old_fd[idx], bpf_map__fd(map));
+				if (err)
+					return err;
+			}
+			if (unlink(path) && errno != ENOENT)
+				return -errno;
+			close(km->old_fd[idx]);
+			km->old_fd[idx] = -1;
+		} else if (access(path, F_OK) == 0) {
 			continue;
+		}
 		err = bpf_map__pin(map, path);
 		if (err)
 			return err;
@@ -448,14 +595,21 @@ static int resolve_ifindex(const char *cmd, const char *ifname)
 
 static int pick_max_flows(const struct attach_request *req, bool fresh, uint32_t *max_flows)
 {
-	uint32_t existing;
+	uint32_t existing, value_size = 0;
 	int err;
 
 	if (fresh) {
 		*max_flows = req->max_flows ? req->max_flows : ISN_DEFAULT_MAX_FLOWS;
 		return 0;
 	}
-	err = pinned_max_flows(&existing);
+	err = pinned_max_flows(&existing, &value_size);
+	if (err == -EPROTO && value_size != sizeof(struct isn_config)) {
+		cli_error("attach %s: %s/%s was made by another isnguard build (value %u bytes; this "
+			  "build's: %zu), so the state there cannot be kept: remove %s to start "
+			  "afresh (kept connections then lose their translation)", req->ifname,
+			  pin_dir(), ISN_MAP_CONFIG, value_size, sizeof(struct isn_config), pin_dir());
+		return err;
+	}
 	if (err) {
 		cli_error("attach %s: read the pinned flow table: %s", req->ifname, strerror(-err));
 		return err;
@@ -779,7 +933,7 @@ static int attach_preflight(const struct attach_request *req, int ifindex, bool 
 
 /* The object, sized and set for this device, over the pinned maps that exist. */
 static int open_object(const struct attach_request *req, bool l3, uint32_t max_flows,
-		       struct isnguard **skel)
+		       struct isnguard **skel, struct kept_maps *km)
 {
 	char msg[128];
 	int err;
@@ -804,12 +958,7 @@ static int open_object(const struct attach_request *req, bool l3, uint32_t max_f
 	bpf_map__set_max_entries((*skel)->maps.isn_opening, isn_opening_size(max_flows));
 	bpf_map__set_max_entries((*skel)->maps.isn_sweep_flows, isn_sweep_flows_size(max_flows));
 	bpf_map__set_max_entries((*skel)->maps.isn_sweep_opening, isn_sweep_opening_size(max_flows));
-	err = reuse_pinned_maps(*skel);
-	if (err) {
-		libbpf_message(msg, sizeof(msg), err);
-		cli_error("attach %s: reuse the pinned maps in %s: %s", req->ifname, pin_dir(), msg);
-	}
-	return err;
+	return reuse_pinned_maps(*skel, req->ifname, km);
 }
 
 /*
@@ -831,10 +980,10 @@ static int start_sweeper(struct isnguard *skel)
 
 /* Pins, key, config and SYN-proxy settings; before egress attaches, so no SYN leaves unkeyed. */
 static int write_state(struct isnguard *skel, const struct attach_request *req, bool fresh,
-		       uint32_t max_flows)
+		       uint32_t max_flows, struct kept_maps *km)
 {
 	char msg[128];
-	int err = pin_new_maps(skel);
+	int err = pin_new_maps(skel, km);
 
 	if (err) {
 		libbpf_message(msg, sizeof(msg), err);
@@ -843,7 +992,7 @@ static int write_state(struct isnguard *skel, const struct attach_request *req, 
 	}
 	err = fresh ? write_fresh_key(skel) : 0;
 	if (!err)
-		err = write_config(skel, req->hash, fresh, max_flows);
+		err = write_config(skel, req->hash, fresh, max_flows, km->new_sweeper);
 	if (err) {
 		cli_error("attach %s: initialise key and config: %s", req->ifname, strerror(-err));
 		return err;
@@ -893,6 +1042,7 @@ static int attach_locked(const struct attach_request *req, int ifindex)
 {
 	struct ingress_attached in = { 0 };
 	struct isnguard *skel = NULL;
+	struct kept_maps km;
 	uint32_t max_flows, egress_id = 0;
 	bool fresh, created_hook = false, l3;
 	char msg[128];
@@ -901,11 +1051,12 @@ static int attach_locked(const struct attach_request *req, int ifindex)
 	err = attach_preflight(req, ifindex, &l3, &fresh, &max_flows);
 	if (err)
 		return err;
-	err = open_object(req, l3, max_flows, &skel);
+	kept_maps_init(&km);
+	err = open_object(req, l3, max_flows, &skel, &km);
 	if (!err)
 		err = attach_ingress(skel, req, ifindex, &in, &created_hook);
 	if (!err)
-		err = write_state(skel, req, fresh, max_flows);
+		err = write_state(skel, req, fresh, max_flows, &km);
 	if (err)
 		goto undo;
 	err = attach_tc(ifindex, BPF_TC_EGRESS, skel->progs.isnguard_tc_egress, &created_hook,
@@ -925,6 +1076,7 @@ static int attach_locked(const struct attach_request *req, int ifindex)
 		goto undo;
 	}
 	print_attached(req, &in, egress_id, max_flows, fresh);
+	kept_maps_close(&km);
 	xdp_program__close(in.xdp_prog);
 	isnguard__destroy(skel);
 	return 0;
@@ -934,6 +1086,7 @@ undo:
 	destroy_created_hook(ifindex, created_hook);
 	if (fresh)
 		remove_state();
+	kept_maps_close(&km);
 	xdp_program__close(in.xdp_prog);
 	isnguard__destroy(skel);
 	return err;

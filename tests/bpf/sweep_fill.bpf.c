@@ -4,7 +4,8 @@
  * tests/bench_sweeper.c), made as the datapath makes them: an isn_flows
  * entry with a slot of its queue (sweep_queue), counted in isn_flow_count.
  * One run makes fill.count of them from tuple fill.first on (tests/sweep_fill.h),
- * idle since fill.age_ns ago; FILL_SLOTS takes the slots alone. Loaded
+ * idle since fill.age_ns ago; FILL_SLOTS takes the slots alone, FILL_UNQUEUED
+ * makes the entries alone (kept by an older sweeper). Loaded
  * beside the datapath with its maps shared.
  */
 #include "vmlinux.h"
@@ -31,8 +32,8 @@ static long fill_one(__u32 i, void *ctx __maybe_unused)
 	st->flags = fill.flags;
 	st->created_ns = now - fill.age_ns;
 	st->last_seen_ns = now - fill.age_ns;
-	st->sweep_id = sweep_queue(SWEEP_FLOWS, &fk, now);
-	if (!st->sweep_id) {
+	st->sweep_id = fill.mode == FILL_UNQUEUED ? 0 : sweep_queue(SWEEP_FLOWS, &fk, now);
+	if (!st->sweep_id && fill.mode != FILL_UNQUEUED) {
 		fill.full++;
 		return 0;
 	}

@@ -421,6 +421,57 @@ test_failed_attach_leaves_nothing() {
 	log "ok: '$out', and nothing left behind"
 }
 
+# Kept state (detach --keep-state) made by another isnguard build, as over an
+# upgrade: here the build before issue 17's sweeper queues, whose isn_sweeper
+# was a bare timer (24 bytes), with no queue maps and fewer counters. The
+# attach makes the sweeper's maps anew, copies the counters, and the kept
+# connection goes on, its flow given a sweep slot (sweep_flows_adopted). A
+# flow table of another layout cannot be read as this build's: refused in
+# one line, nothing attached.
+test_attach_over_kept_state_of_another_layout() {
+	local out rc=0 cpus net
+	is_baseline && skip "needs the datapath (ISNG_BASELINE=1)"
+	cpus=$(($(sed 's/.*-//' /sys/devices/system/cpu/possible) + 1))
+	setup_guarded
+	transfer "$NS_B" "$NS_A" "$B4:$PORT" 24M 100 --local-port $CPORT --rate 6M
+	sleep 1
+	isng detach --keep-state "$IF_A" || fail "isng detach --keep-state"
+	rm -f "$PIN_DIR/isn_sweeper" "$PIN_DIR/isn_sweep_flows" "$PIN_DIR/isn_sweep_opening" \
+		"$PIN_DIR/isn_stats"
+	bpftool map create "$PIN_DIR/isn_sweeper" type array key 4 value 24 entries 1 \
+		name isn_sweeper || fail "bpftool: an old isn_sweeper"
+	bpftool map create "$PIN_DIR/isn_stats" type percpu_array key 4 value 8 entries 40 \
+		name isn_stats || fail "bpftool: an old isn_stats"
+	# pass_fragment (counter 2) at 7 on every CPU: nothing in this test adds to it.
+	bpftool map update pinned "$PIN_DIR/isn_stats" key 2 0 0 0 value 7 0 0 0 0 0 0 0 ||
+		fail "bpftool: plant a counter"
+	isng_attach "$IF_A"
+	bg_running client || fail "the transfer ended before the attach was done; it proves nothing: make it longer"
+	assert_eq "$(isng_counter pass_fragment)" $((7 * cpus)) "a kept counter, copied"
+	assert_ge "$(isng_counter sweep_flows_adopted)" 1 "kept flows given a sweep slot"
+	out=$(bpftool map show pinned "$PIN_DIR/isn_sweeper") || fail "bpftool map show isn_sweeper"
+	[[ "$out" =~ "value "([0-9]+) ]] && [ "${BASH_REMATCH[1]}" != 24 ] ||
+		fail "isn_sweeper still the old one: $out"
+	[ -e "$PIN_DIR/isn_sweep_flows" ] || fail "no isn_sweep_flows pinned"
+	bg_wait client
+	bg_wait server
+	assert_transfer_intact 24M client
+
+	isng detach --keep-state "$IF_A" || fail "isng detach --keep-state (2)"
+	rm -f "$PIN_DIR/isn_flows"
+	bpftool map create "$PIN_DIR/isn_flows" type hash key 40 value 48 entries 1024 \
+		name isn_flows || fail "bpftool: an isn_flows of another layout"
+	isng attach "$IF_A" >"$E2E_WORK/attach.out" 2>&1 || rc=$?
+	out=$(grep -v '^# ' "$E2E_WORK/attach.out")	# isng's own log lines
+	assert_eq "$rc" 1 "exit status of an attach over a flow table of another layout"
+	[ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "more than one line: $out"
+	[[ "$out" =~ "isn_flows was made by another isnguard build" ]] ||
+		fail "the error does not say why: $out"
+	net=$(in_ns "$NS_A" bpftool net show dev "$IF_A" 2>&1 | grep "^$IF_A(")
+	[ -z "$net" ] || fail "BPF attached to $IF_A after the refused attach: $net"
+	log "refused: $out"
+}
+
 # A second attach to the same interface is refused and changes nothing.
 test_second_attach_is_refused() {
 	local out rc=0 before after
