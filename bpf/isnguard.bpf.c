@@ -176,7 +176,8 @@ int isnguard_tc_cookie(struct __sk_buff *skb)
 	bool opening;
 	int stat;
 
-	if (parse_packet(&c, &pkt, false) != PARSE_OK || !synproxy_ack_candidate(&c, &pkt))
+	if (!synproxy_acks_wanted() || parse_packet(&c, &pkt, false) != PARSE_OK ||
+	    !synproxy_ack_candidate(&c, &pkt))
 		return TC_ACT_UNSPEC;
 	if (tcp_flow_key(&c, &pkt, false, &fk))
 		return TC_ACT_UNSPEC;

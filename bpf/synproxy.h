@@ -84,6 +84,19 @@ static __always_inline const struct synproxy_config *synproxy_get(void)
 	return sp && sp->mode != SYNPROXY_OFF ? sp : NULL;
 }
 
+/*
+ * Whether tc ingress beside XDP (isnguard_tc_cookie) has anything to look
+ * at: not while the proxy is off and has never been on (SYNPROXY_F_WAS_ON),
+ * as with ISN rewriting alone. Then every packet passes unparsed.
+ */
+static __always_inline bool synproxy_acks_wanted(void)
+{
+	__u32 zero = 0;
+	const struct synproxy_config *sp = bpf_map_lookup_elem(&isn_synproxy, &zero);
+
+	return sp && (sp->mode != SYNPROXY_OFF || (sp->flags & SYNPROXY_F_WAS_ON));
+}
+
 static __always_inline bool synproxy_port_protected(__be16 port)
 {
 	__u32 host_port = bpf_ntohs(port), word = host_port >> 6;

@@ -573,6 +573,13 @@ enum synproxy_flag {
 	SYNPROXY_F_WSCALE = 1 << 2,	/* net.ipv4.tcp_window_scaling */
 	SYNPROXY_F_ECN = 1 << 3,	/* net.ipv4.tcp_ecn 1 or 2: the host accepts ECN */
 	SYNPROXY_F_LOCAL_PATH = 1 << 4,	/* the kernel has bpf_sk_assign_tcp_reqsk (path auto) */
+	/*
+	 * The proxy has been on since the state was made (set by whoever writes
+	 * this config, never cleared): connections it opened may live on, so
+	 * tc ingress looks at ACKs even with it off. Until then isnguard_tc_cookie
+	 * passes every packet without parsing it.
+	 */
+	SYNPROXY_F_WAS_ON = 1 << 5,
 };
 
 /* The SYN proxy's settings (map isn_synproxy, one entry; ports in isn_synproxy_ports). */

@@ -342,6 +342,9 @@ static int add_datapath_cases(struct bench *b)
 		   dp->progs.isnguard_xdp, &s);
 	frame_case(b, "tc_ingress_ack", "tc ingress: established ACK (ack -= delta)",
 		   dp->progs.isnguard_tc_ingress, &s);
+	frame_case(b, "tc_cookie_ack_proxy_never_on",
+		   "tc ingress beside XDP: any packet, SYN proxy never on",
+		   dp->progs.isnguard_tc_cookie, &s);
 
 	peer_spec(&s, 50000, TH_ACK, wire + 1 + 100000);
 	pkt_opt_linux_ack(&s, 5, 6, sack, 3);
@@ -612,12 +615,19 @@ static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
 
 static int load_datapath(struct bench *b)
 {
+	uint32_t retval = 0;
+	int err;
+
 	b->dp = isnguard__open();
 	if (!b->dp)
 		return -errno;
 	bpf_map__set_max_entries(b->dp->maps.isn_flows, 65536);
 	bpf_map__set_max_entries(b->dp->maps.isn_opening, isn_opening_size(65536));
-	return isnguard__load(b->dp) ? -errno : 0;
+	if (isnguard__load(b->dp))
+		return -errno;
+	/* As attach does: flows enter isn_flows only with a slot of the sweeper's queue. */
+	err = bpf_run(b->dp->progs.isnguard_sweeper, NULL, 0, 1, &retval, NULL);
+	return err ? err : retval ? -EIO : 0;
 }
 
 int main(int argc, char **argv)

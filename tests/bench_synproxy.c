@@ -225,6 +225,16 @@ static int setup_datapath(struct isnguard **dp)
 				BPF_ANY) ||
 	    bpf_map_update_elem(bpf_map__fd((*dp)->maps.isn_synproxy), &zero, &sp, BPF_ANY))
 		return -1;
+	/* As attach does: flows enter isn_flows only with a slot of the sweeper's queue. */
+	{
+		unsigned char frame[64] = { 0 };
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame,
+			    .data_size_in = sizeof(frame), .repeat = 1);
+
+		if (bpf_prog_test_run_opts(bpf_program__fd((*dp)->progs.isnguard_sweeper), &opts) ||
+		    opts.retval)
+			return -1;
+	}
 	return 0;
 }
 

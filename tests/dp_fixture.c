@@ -253,6 +253,8 @@ bool dp_set_key_slot(uint32_t slot, const struct isn_key *key)
 
 bool dp_set_synproxy(const struct synproxy_config *cfg, uint16_t port)
 {
+	struct synproxy_config sp;
+	bool was_on;
 	uint64_t bits;
 	uint32_t zero = 0, word;
 	int ports_fd;
@@ -265,7 +267,14 @@ bool dp_set_synproxy(const struct synproxy_config *cfg, uint16_t port)
 		if (bpf_map_update_elem(ports_fd, &word, &bits, BPF_ANY))
 			goto fail;
 	}
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.isn_synproxy), &zero, cfg, BPF_ANY))
+	/* As user/synproxy.c writes it: SYNPROXY_F_WAS_ON once it has been on. */
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.isn_synproxy), &zero, &sp))
+		goto fail;
+	was_on = sp.flags & SYNPROXY_F_WAS_ON;
+	sp = *cfg;
+	if (sp.mode != SYNPROXY_OFF || was_on)
+		sp.flags |= SYNPROXY_F_WAS_ON;
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.isn_synproxy), &zero, &sp, BPF_ANY))
 		goto fail;
 	/* A fresh budget for invalid_ack_rate: none spent. */
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.isn_invalid_acks), &zero,

@@ -291,20 +291,25 @@ int synproxy_read(int config_fd, int ports_fd, struct synproxy_config *cfg, uint
  * Ports first when switching on, so no SYN meets a half-written set; the
  * mode first when switching off.
  */
-int synproxy_write(int config_fd, int ports_fd, const struct synproxy_config *cfg,
+int synproxy_write(int config_fd, int ports_fd, const struct synproxy_config *cfg_in,
 		   const uint64_t *ports)
 {
+	struct synproxy_config cfg = *cfg_in, cur = { 0 };
 	uint32_t zero = 0;
 	int err = 0;
 
-	if (cfg->mode == SYNPROXY_OFF &&
-	    bpf_map_update_elem(config_fd, &zero, cfg, BPF_ANY))
+	/* Once on, always SYNPROXY_F_WAS_ON: its connections may outlive it. */
+	if (cfg.mode != SYNPROXY_OFF ||
+	    (!bpf_map_lookup_elem(config_fd, &zero, &cur) && (cur.flags & SYNPROXY_F_WAS_ON)))
+		cfg.flags |= SYNPROXY_F_WAS_ON;
+	if (cfg.mode == SYNPROXY_OFF &&
+	    bpf_map_update_elem(config_fd, &zero, &cfg, BPF_ANY))
 		return -errno;
 	for (uint32_t i = 0; i < SYNPROXY_PORT_WORDS && !err; i++)
 		if (bpf_map_update_elem(ports_fd, &i, &ports[i], BPF_ANY))
 			err = -errno;
-	if (!err && cfg->mode != SYNPROXY_OFF &&
-	    bpf_map_update_elem(config_fd, &zero, cfg, BPF_ANY))
+	if (!err && cfg.mode != SYNPROXY_OFF &&
+	    bpf_map_update_elem(config_fd, &zero, &cfg, BPF_ANY))
 		err = -errno;
 	return err;
 }
