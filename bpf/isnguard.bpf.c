@@ -56,6 +56,15 @@ static __always_inline int xdp_ingress(struct xdp_md *xdp, bool translate)
 		stat = synproxy_syn_answer(xdp, &pkt);
 		if (stat != SYNPROXY_NOT_MINE)
 			return stat;
+		/*
+		 * The peer's SYN has no ack or SACK in the host's space, so
+		 * nothing to translate, and no flow lookup: two misses per
+		 * connection in tables far larger than the cache (issue 18).
+		 * A proxied tuple's too: its options go to the server as the
+		 * client sent them, for the server to answer as it would.
+		 */
+		if (!(pkt.tcp_flags & (TCPF_RST | TCPF_FIN)))
+			return STAT_PASS_PEER_SYN;
 	}
 	if (!translate)
 		return pkt.proto == IPPROTO_TCP ? STAT_PASS_UNTRACKED : STAT_PASS_NOT_TCP;

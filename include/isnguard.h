@@ -393,7 +393,12 @@ struct fastpath_scratch {
 	 * flows found in the tables when a new sweeper started (state kept	\
 	 * from an isnguard with another sweeper), each given a sweep slot	\
 	 */								\
-	X(STAT_SWEEP_ADOPTED,		"sweep_flows_adopted")
+	X(STAT_SWEEP_ADOPTED,		"sweep_flows_adopted")		\
+	/*								\
+	 * passed untouched, XDP: a SYN from the peer (no ACK, RST or FIN),	\
+	 * which holds nothing of the host's sequence space; not looked up	\
+	 */								\
+	X(STAT_PASS_PEER_SYN,		"pass_peer_syn")
 
 #define ISNGUARD_STAT_ENUM(name, text) name,
 enum isn_stat {

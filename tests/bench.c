@@ -364,6 +364,11 @@ static int add_datapath_cases(struct bench *b)
 	frame_case(b, "xdp_untracked", "XDP ingress: TCP of no flow (lookup miss)",
 		   dp->progs.isnguard_xdp, &s);
 
+	peer_spec(&s, 50003, TH_SYN, 0);
+	syn_options(&s);
+	frame_case(b, "xdp_peer_syn", "XDP ingress: the peer's SYN (no lookup)",
+		   dp->progs.isnguard_xdp, &s);
+
 	host_data_spec(&s, 50000);
 	frame_case(b, "tc_egress_data", "tc egress: established data (seq += delta)",
 		   dp->progs.isnguard_tc_egress, &s);

@@ -671,6 +671,42 @@ static void run_translate_row(const struct translate_row *row, int family, enum 
 	run_translate_row_laid_out(row, SACK_AFTER_TWO_NOPS, family, prog);
 }
 
+/*
+ * A SYN from the peer on a tuple with a live flow (a new attempt on the
+ * tuple, or a retransmission racing the host's SYN-ACK) holds nothing of
+ * the host's sequence space: XDP passes it without looking the flow up
+ * (pass_peer_syn, issue 18), tc ingress looks and has nothing to do. The
+ * bytes and the flow stay as they were.
+ */
+TEST(test_peer_syn_passes_untouched_and_leaves_the_flow)
+{
+	uint16_t port = fresh_port();
+	uint8_t frame[PKT_MAX_LEN];
+	struct flow_state st, after;
+	struct pkt_spec s;
+	struct flow_key fk;
+	uint64_t before;
+	size_t len;
+
+	if (!dp_setup() || !open_flow(4, 443, port, false, 0x51000000, &st) ||
+	    !establish_flow(4, 443, port, &st))
+		return;
+	peer_segment(&s, 4, 443, port, TH_SYN, 0x33330000, 0);
+	syn_options(&s);
+	len = pkt_build(&s, frame, sizeof(frame));
+	for (size_t p = 0; p < 2; p++) {
+		enum isn_stat stat = ingress_progs[p] == DP_XDP_INGRESS ? STAT_PASS_PEER_SYN
+									 : STAT_PASS_NOTHING_TO_DO;
+
+		before = dp_stat(stat);
+		if (expect_untouched_raw(ingress_progs[p], frame, len, "the peer's SYN"))
+			ASSERT_EQ(dp_stat(stat), before + 1, dp_prog_name(ingress_progs[p]));
+	}
+	dp_flow_key_of(&s, false, &fk);
+	if (ASSERT_TRUE(dp_flow_get(&fk, &after), "the flow lives on"))
+		ASSERT_MEMEQ(&after, &st, sizeof(st), "the flow as it was");
+}
+
 TEST(test_established_segments_translated)
 {
 	if (!dp_setup())

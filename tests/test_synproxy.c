@@ -712,9 +712,9 @@ struct pass_syn_row {
 
 static const struct pass_syn_row pass_syn_rows[] = {
 	{ .name = "unprotected_port", .family = 4, .dport = SP_OPEN_PORT,
-	  .stat = STAT_PASS_UNTRACKED },
+	  .stat = STAT_PASS_PEER_SYN },
 	{ .name = "synproxy_off", .family = 4, .dport = SP_PORT, .synproxy_off = true,
-	  .stat = STAT_PASS_UNTRACKED },
+	  .stat = STAT_PASS_PEER_SYN },
 	{ .name = "no_listener_ipv4", .family = 4, .dport = SP_CLOSED_PORT,
 	  .stat = STAT_SYN_NO_LISTENER },
 	{ .name = "no_listener_ipv6", .family = 6, .dport = SP_CLOSED_PORT,
