@@ -184,22 +184,32 @@ static int flow_sweeper_fire(void *map __maybe_unused, __u32 *key __maybe_unused
 	return 0;
 }
 
-/* bpf_for_each_map_elem's callback: the entry gets a slot of table t's queue. */
+/*
+ * bpf_for_each_map_elem's callback: the entry gets a slot of table t's
+ * queue (an older build left it none, or one of queues now gone). The
+ * slot's index goes through this frame, not the per-CPU word of the
+ * datapath's sweep_queue: this runs from the loader with bottom halves on,
+ * and a packet on the same CPU may take a slot meanwhile. An entry whose id
+ * changed meanwhile (a new flow in a reused element) keeps its own; the
+ * slot taken for it here is dropped when due.
+ */
 struct sweep_adopt {
+	struct flow_sweeper *sw;
 	__u64 now;
 	__u32 t;
+	__u32 idx;
 };
 
 static long sweep_adopt_one(void *map __maybe_unused, const struct flow_key *fk,
 			    struct flow_state *st, struct sweep_adopt *a)
 {
-	__u32 id = sweep_queue(a->t, fk, a->now);
+	__u32 due = (__u32)((a->now + (__u64)a->sw->interval_ms * 1000000ULL) >> SWEEP_DUE_SHIFT);
+	__u32 seen = st->sweep_id, id;
 
-	if (id) {	/* else counted in sweep_queue_full */
-		st->sweep_id = id;
+	id = sweep_slot_take(a->sw, a->t, fk, due, ISN_SWEEP_MARGIN, &a->idx);
+	if (id && __sync_val_compare_and_swap(&st->sweep_id, seen, id) == seen)
 		stat_inc(STAT_SWEEP_ADOPTED);
-	}
-	return 0;
+	return 0;	/* a full queue is counted in sweep_queue_full */
 }
 
 /*
@@ -224,6 +234,7 @@ static __always_inline int flow_sweeper_start(void)
 	sw->size[SWEEP_OPENING] = ((struct bpf_map *)&isn_sweep_opening)->max_entries;
 	sw->interval_ms = sweep_interval_ms();
 	if (!sw->armed) {
+		a.sw = sw;
 		a.now = bpf_ktime_get_ns();
 		a.t = SWEEP_FLOWS;
 		bpf_for_each_map_elem(&isn_flows, sweep_adopt_one, &a, 0);

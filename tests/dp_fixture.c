@@ -270,7 +270,7 @@ bool dp_set_synproxy(const struct synproxy_config *cfg, uint16_t port)
 	/* As user/synproxy.c writes it: SYNPROXY_F_WAS_ON once it has been on. */
 	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.isn_synproxy), &zero, &sp))
 		goto fail;
-	was_on = sp.flags & SYNPROXY_F_WAS_ON;
+	was_on = sp.mode != SYNPROXY_OFF || (sp.flags & SYNPROXY_F_WAS_ON);
 	sp = *cfg;
 	if (sp.mode != SYNPROXY_OFF || was_on)
 		sp.flags |= SYNPROXY_F_WAS_ON;

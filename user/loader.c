@@ -266,6 +266,17 @@ static int write_fresh_key(struct isnguard *skel)
 	return err;
 }
 
+static int synproxy_mark_was_on(int fd)
+{
+	struct synproxy_config cfg;
+	uint32_t zero = 0;
+
+	if (bpf_map_lookup_elem(fd, &zero, &cfg))
+		return -errno;
+	cfg.flags |= SYNPROXY_F_WAS_ON;
+	return bpf_map_update_elem(fd, &zero, &cfg, BPF_ANY) ? -errno : 0;
+}
+
 /* The ports and mode of --synproxy, with what the host's stack negotiates. */
 static int write_synproxy(struct isnguard *skel, const struct synproxy_request *sp)
 {
@@ -369,6 +380,8 @@ static bool pinned_sweeper_reusable(struct isnguard *skel)
 	return true;
 }
 
+static int live_attachments(void);
+
 /*
  * Maps already pinned are reused, so flows, key and mode survive a reload.
  * This is done by hand rather than with LIBBPF_PIN_BY_NAME: libbpf's reuse
@@ -402,6 +415,20 @@ static int reuse_pinned_maps(struct isnguard *skel, const char *ifname, struct k
 		if ((sweeper_anew && is_sweeper_map(name)) ||
 		    (!strcmp(name, ISN_MAP_STATS) && pinned_layout_is(fd, map, &info) &&
 		     info.max_entries < STAT_COUNT)) {
+			/*
+			 * Programs of the other build still attached elsewhere
+			 * would lose their sweeper and counters with its pins.
+			 */
+			int live = live_attachments();
+
+			if (live) {
+				cli_error("attach %s: %s was made by another isnguard build and is "
+					  "still in use by %d attachment%s: detach them with "
+					  "--keep-state first, then attach each with this build",
+					  ifname, path, live, live == 1 ? "" : "s");
+				close(fd);
+				return live < 0 ? live : -EBUSY;
+			}
 			km->old_fd[idx] = fd;	/* made anew, pinned in its place */
 			continue;
 		}
@@ -426,25 +453,37 @@ static int reuse_pinned_maps(struct isnguard *skel, const char *ifname, struct k
 	return 0;
 }
 
-/* The counters of a replaced isn_stats into this load's, each CPU's value as it was. */
+/*
+ * The counters of a replaced isn_stats added to this load's, CPU by CPU (its
+ * programs may have counted already: XDP is attached before the state is
+ * written; a count made between the read and the write here is lost).
+ */
 static int copy_counters(int from, int to)
 {
 	int ncpus = libbpf_num_possible_cpus();
-	__u64 *values;
+	__u64 *old, *cur;
 	int err = 0;
 
 	if (ncpus <= 0)
 		return ncpus ? ncpus : -EINVAL;
-	values = calloc((size_t)ncpus, sizeof(*values));
-	if (!values)
-		return -ENOMEM;
+	old = calloc((size_t)ncpus, sizeof(*old));
+	cur = calloc((size_t)ncpus, sizeof(*cur));
+	if (!old || !cur)
+		err = -ENOMEM;
 	for (__u32 i = 0; i < STAT_COUNT && !err; i++) {
-		if (bpf_map_lookup_elem(from, &i, values))
+		if (bpf_map_lookup_elem(from, &i, old))
 			break;	/* past the old map's last counter */
-		if (bpf_map_update_elem(to, &i, values, BPF_ANY))
+		if (bpf_map_lookup_elem(to, &i, cur)) {
+			err = -errno;
+			break;
+		}
+		for (int c = 0; c < ncpus; c++)
+			cur[c] += old[c];
+		if (bpf_map_update_elem(to, &i, cur, BPF_ANY))
 			err = -errno;
 	}
-	free(values);
+	free(old);
+	free(cur);
 	return err;
 }
 
@@ -463,18 +502,29 @@ static int pin_new_maps(struct isnguard *skel, struct kept_maps *km)
 		if (err)
 			return err;
 		if (km->old_fd[idx] >= 0) {
+			char tmp[272];
+
 			if (map == skel->maps.isn_stats) {
 				err = copy_counters(km->old_fd[idx], bpf_map__fd(map));
 				if (err)
 					return err;
 			}
-			if (unlink(path) && errno != ENOENT)
-				return -errno;
+			/* Pinned beside it, then renamed over it: the old pin goes only once the new one is there. */
+			snprintf(tmp, sizeof(tmp), "%s_next", path);	/* bpffs takes no dot */
+			unlink(tmp);
+			err = bpf_obj_pin(bpf_map__fd(map), tmp) ? -errno : 0;
+			if (!err && rename(tmp, path)) {
+				err = -errno;
+				unlink(tmp);
+			}
+			if (err)
+				return err;
 			close(km->old_fd[idx]);
 			km->old_fd[idx] = -1;
-		} else if (access(path, F_OK) == 0) {
 			continue;
 		}
+		if (access(path, F_OK) == 0)
+			continue;
 		err = bpf_map__pin(map, path);
 		if (err)
 			return err;
@@ -525,6 +575,26 @@ static bool link_is_stale(int fd, const struct link_key *key, uint64_t here)
 		return !att.ingress && !att.egress;
 	}
 	return !bpf_map_lookup_elem(fd, key, &info) && !link_programs_exist(&info);
+}
+
+/* How many records of isn_links still stand for an attachment, or -errno. */
+static int live_attachments(void)
+{
+	struct link_key cur, next;
+	uint64_t here = netns_inode();
+	int fd = pinned_map_open(ISN_MAP_LINKS);
+	int live = 0;
+	void *prev = NULL;
+
+	if (fd < 0)
+		return fd == -ENOENT ? 0 : fd;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		cur = next;
+		prev = &cur;
+		live += !link_is_stale(fd, &cur, here);
+	}
+	close(fd);
+	return live;
 }
 
 /*
@@ -993,6 +1063,12 @@ static int write_state(struct isnguard *skel, const struct attach_request *req, 
 	err = fresh ? write_fresh_key(skel) : 0;
 	if (!err)
 		err = write_config(skel, req->hash, fresh, max_flows, km->new_sweeper);
+	/*
+	 * State of a build before SYNPROXY_F_WAS_ON (its sweeper is made
+	 * anew): the proxy may have been on, and its connections live.
+	 */
+	if (!err && !fresh && km->new_sweeper)
+		err = synproxy_mark_was_on(bpf_map__fd(skel->maps.isn_synproxy));
 	if (err) {
 		cli_error("attach %s: initialise key and config: %s", req->ifname, strerror(-err));
 		return err;

@@ -300,7 +300,8 @@ int synproxy_write(int config_fd, int ports_fd, const struct synproxy_config *cf
 
 	/* Once on, always SYNPROXY_F_WAS_ON: its connections may outlive it. */
 	if (cfg.mode != SYNPROXY_OFF ||
-	    (!bpf_map_lookup_elem(config_fd, &zero, &cur) && (cur.flags & SYNPROXY_F_WAS_ON)))
+	    (!bpf_map_lookup_elem(config_fd, &zero, &cur) &&
+	     (cur.mode != SYNPROXY_OFF || (cur.flags & SYNPROXY_F_WAS_ON))))
 		cfg.flags |= SYNPROXY_F_WAS_ON;
 	if (cfg.mode == SYNPROXY_OFF &&
 	    bpf_map_update_elem(config_fd, &zero, &cfg, BPF_ANY))

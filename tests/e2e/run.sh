@@ -435,6 +435,7 @@ test_attach_over_kept_state_of_another_layout() {
 	setup_guarded
 	transfer "$NS_B" "$NS_A" "$B4:$PORT" 24M 100 --local-port $CPORT --rate 6M
 	sleep 1
+	isng attach --xdp-mode skb lo || fail "isng attach lo (a second attachment)"
 	isng detach --keep-state "$IF_A" || fail "isng detach --keep-state"
 	rm -f "$PIN_DIR/isn_sweeper" "$PIN_DIR/isn_sweep_flows" "$PIN_DIR/isn_sweep_opening" \
 		"$PIN_DIR/isn_stats"
@@ -445,6 +446,13 @@ test_attach_over_kept_state_of_another_layout() {
 	# pass_fragment (counter 2) at 7 on every CPU: nothing in this test adds to it.
 	bpftool map update pinned "$PIN_DIR/isn_stats" key 2 0 0 0 value 7 0 0 0 0 0 0 0 ||
 		fail "bpftool: plant a counter"
+	# lo still runs "the other build": its sweeper and counters must not go.
+	isng attach "$IF_A" >"$E2E_WORK/attach.out" 2>&1 || rc=$?
+	out=$(grep -v '^# ' "$E2E_WORK/attach.out")
+	assert_eq "$rc" 1 "exit status of an attach while the other build is attached elsewhere"
+	[[ "$out" =~ "still in use by 1 attachment" ]] || fail "the error does not say why: $out"
+	rc=0
+	isng detach --keep-state lo || fail "isng detach --keep-state lo"
 	isng_attach "$IF_A"
 	bg_running client || fail "the transfer ended before the attach was done; it proves nothing: make it longer"
 	assert_eq "$(isng_counter pass_fragment)" $((7 * cpus)) "a kept counter, copied"
