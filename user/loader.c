@@ -196,13 +196,28 @@ int loader_query(int ifindex, struct attachment *att)
 /* --- state -------------------------------------------------------------- */
 
 /*
- * --max-flows of the kept state, from its config; -EPROTO, with the
- * config's value size in *value_size, when another build made it.
+ * A pinned map another isnguard build made, whose entries this one cannot
+ * read: one line, with its layout (got) beside this build's.
  */
-static int pinned_max_flows(uint32_t *max_flows, uint32_t *value_size)
+static void report_other_build(const char *ifname, const char *name,
+			       const struct bpf_map_info *got, __u32 type, __u32 key, __u32 value)
 {
-	struct bpf_map_info info = { 0 };
-	__u32 len = sizeof(info);
+	char path[256];
+
+	pin_path(path, sizeof(path), name);
+	cli_error("attach %s: %s was made by another isnguard build (type %u, key %u, value %u "
+		  "bytes; this build's: %u, %u, %u), so the state there cannot be kept: remove %s "
+		  "to start afresh (kept connections then lose their translation)", ifname, path,
+		  got->type, got->key_size, got->value_size, type, key, value, pin_dir());
+}
+
+/*
+ * --max-flows of the kept state, from its config; -EPROTO, with the
+ * config's map info in *info, when another build made it.
+ */
+static int pinned_max_flows(uint32_t *max_flows, struct bpf_map_info *info)
+{
+	__u32 len = sizeof(*info);
 	struct isn_config cfg;
 	uint32_t zero = 0;
 	int fd = pinned_map_open(ISN_MAP_CONFIG);
@@ -210,9 +225,9 @@ static int pinned_max_flows(uint32_t *max_flows, uint32_t *value_size)
 
 	if (fd < 0)
 		return fd;
-	err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
-	*value_size = info.value_size;
-	if (!err && info.value_size != sizeof(cfg))
+	memset(info, 0, sizeof(*info));
+	err = bpf_obj_get_info_by_fd(fd, info, &len) ? -errno : 0;
+	if (!err && info->value_size != sizeof(cfg))
 		err = -EPROTO;	/* and its lookup would not fit cfg */
 	if (!err)
 		err = bpf_map_lookup_elem(fd, &zero, &cfg) ? -errno : 0;
@@ -310,7 +325,8 @@ static int record_link(struct isnguard *skel, const struct attach_request *req, 
  * it makes anew, and their pins are replaced once it has loaded: the
  * sweeper's map and queues, all three together (a new sweeper gives the
  * kept flows their slots, bpf/sweeper.h), and the counters when this build
- * has more (copied; the ones appended since start at 0). Flow tables, key,
+ * has more (their counts added; the ones appended since start at 0), but
+ * not while an interface still runs the other build. Flow tables, key,
  * config or SYN-proxy settings of another layout are refused with a line
  * naming the map: their entries cannot be read as this build's.
  */
@@ -393,6 +409,7 @@ static int reuse_pinned_maps(struct isnguard *skel, const char *ifname, struct k
 {
 	bool kept = pinned_state_exists();
 	bool sweeper_anew = kept && !pinned_sweeper_reusable(skel);
+	const char *replaced = NULL;	/* a map made anew in the place of a pinned one */
 	struct bpf_map_info info;
 	struct bpf_map *map;
 	char path[256], msg[128];
@@ -415,30 +432,13 @@ static int reuse_pinned_maps(struct isnguard *skel, const char *ifname, struct k
 		if ((sweeper_anew && is_sweeper_map(name)) ||
 		    (!strcmp(name, ISN_MAP_STATS) && pinned_layout_is(fd, map, &info) &&
 		     info.max_entries < STAT_COUNT)) {
-			/*
-			 * Programs of the other build still attached elsewhere
-			 * would lose their sweeper and counters with its pins.
-			 */
-			int live = live_attachments();
-
-			if (live) {
-				cli_error("attach %s: %s was made by another isnguard build and is "
-					  "still in use by %d attachment%s: detach them with "
-					  "--keep-state first, then attach each with this build",
-					  ifname, path, live, live == 1 ? "" : "s");
-				close(fd);
-				return live < 0 ? live : -EBUSY;
-			}
 			km->old_fd[idx] = fd;	/* made anew, pinned in its place */
+			replaced = name;
 			continue;
 		}
 		if (!pinned_layout_is(fd, map, &info)) {
-			cli_error("attach %s: %s was made by another isnguard build (type %u, key %u, "
-				  "value %u bytes; this build's: %u, %u, %u), so the state there cannot "
-				  "be kept: remove %s to start afresh (kept connections then lose "
-				  "their translation)", ifname, path, info.type, info.key_size,
-				  info.value_size, bpf_map__type(map), bpf_map__key_size(map),
-				  bpf_map__value_size(map), pin_dir());
+			report_other_build(ifname, name, &info, bpf_map__type(map),
+					   bpf_map__key_size(map), bpf_map__value_size(map));
 			close(fd);
 			return -EPROTO;
 		}
@@ -448,6 +448,19 @@ static int reuse_pinned_maps(struct isnguard *skel, const char *ifname, struct k
 			libbpf_message(msg, sizeof(msg), err);
 			cli_error("attach %s: reuse %s: %s", ifname, path, msg);
 			return err;
+		}
+	}
+	/* Programs of the other build still attached elsewhere would lose what goes with its pins. */
+	if (replaced) {
+		int live = live_attachments();
+
+		if (live) {
+			pin_path(path, sizeof(path), replaced);
+			cli_error("attach %s: %s was made by another isnguard build and is still in "
+				  "use by %d attachment%s: detach them with --keep-state first, then "
+				  "attach each with this build", ifname, path, live,
+				  live == 1 ? "" : "s");
+			return live < 0 ? live : -EBUSY;
 		}
 	}
 	return 0;
@@ -577,31 +590,12 @@ static bool link_is_stale(int fd, const struct link_key *key, uint64_t here)
 	return !bpf_map_lookup_elem(fd, key, &info) && !link_programs_exist(&info);
 }
 
-/* How many records of isn_links still stand for an attachment, or -errno. */
-static int live_attachments(void)
-{
-	struct link_key cur, next;
-	uint64_t here = netns_inode();
-	int fd = pinned_map_open(ISN_MAP_LINKS);
-	int live = 0;
-	void *prev = NULL;
-
-	if (fd < 0)
-		return fd == -ENOENT ? 0 : fd;
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		cur = next;
-		prev = &cur;
-		live += !link_is_stale(fd, &cur, here);
-	}
-	close(fd);
-	return live;
-}
-
 /*
- * Forgets ifindex in isn_links, and every record that no longer stands for
- * an attachment. Returns how many attachments remain, or -errno.
+ * The records of isn_links that still stand for an attachment, counted;
+ * with prune, the others, and ifindex's here, are deleted. Returns the
+ * count, or -errno.
  */
-static int forget_link(int ifindex)
+static int links_walk(int ifindex, bool prune)
 {
 	struct link_key cur, next, stale[ISN_MAX_LINKS];
 	uint64_t here = netns_inode();
@@ -616,7 +610,7 @@ static int forget_link(int ifindex)
 		prev = &cur;
 		if ((cur.netns_ino == here && (int)cur.ifindex == ifindex) ||
 		    link_is_stale(fd, &cur, here)) {
-			if (nstale < ISN_MAX_LINKS)
+			if (prune && nstale < ISN_MAX_LINKS)
 				stale[nstale++] = cur;
 			continue;
 		}
@@ -626,6 +620,21 @@ static int forget_link(int ifindex)
 		bpf_map_delete_elem(fd, &stale[i]);
 	close(fd);
 	return remaining;
+}
+
+/* How many records of isn_links still stand for an attachment, or -errno. */
+static int live_attachments(void)
+{
+	return links_walk(0, false);	/* no interface has index 0 */
+}
+
+/*
+ * Forgets ifindex in isn_links, and every record that no longer stands for
+ * an attachment. Returns how many attachments remain, or -errno.
+ */
+static int forget_link(int ifindex)
+{
+	return links_walk(ifindex, true);
 }
 
 /*
@@ -665,19 +674,18 @@ static int resolve_ifindex(const char *cmd, const char *ifname)
 
 static int pick_max_flows(const struct attach_request *req, bool fresh, uint32_t *max_flows)
 {
-	uint32_t existing, value_size = 0;
+	struct bpf_map_info info;
+	uint32_t existing;
 	int err;
 
 	if (fresh) {
 		*max_flows = req->max_flows ? req->max_flows : ISN_DEFAULT_MAX_FLOWS;
 		return 0;
 	}
-	err = pinned_max_flows(&existing, &value_size);
-	if (err == -EPROTO && value_size != sizeof(struct isn_config)) {
-		cli_error("attach %s: %s/%s was made by another isnguard build (value %u bytes; this "
-			  "build's: %zu), so the state there cannot be kept: remove %s to start "
-			  "afresh (kept connections then lose their translation)", req->ifname,
-			  pin_dir(), ISN_MAP_CONFIG, value_size, sizeof(struct isn_config), pin_dir());
+	err = pinned_max_flows(&existing, &info);
+	if (err == -EPROTO && info.value_size != sizeof(struct isn_config)) {
+		report_other_build(req->ifname, ISN_MAP_CONFIG, &info, BPF_MAP_TYPE_ARRAY,
+				   sizeof(__u32), sizeof(struct isn_config));
 		return err;
 	}
 	if (err) {
