@@ -97,6 +97,15 @@ static __always_inline __u32 sweep_slot_take(struct flow_sweeper *sw, __u32 t,
 }
 
 /*
+ * When a slot taken now is due: one sweep interval on (the interval the
+ * timer read from isn_config on its last run), in SWEEP_DUE_SHIFT units.
+ */
+static __always_inline __u32 sweep_due(const struct flow_sweeper *sw, __u64 now)
+{
+	return (__u32)((now + (__u64)sw->interval_ms * 1000000ULL) >> SWEEP_DUE_SHIFT);
+}
+
+/*
  * The first slot of a new entry of table t (SWEEP_FLOWS, SWEEP_OPENING),
  * keyed fk, one sweep interval from now (the interval the timer read from
  * isn_config on its last run): the id for the entry's sweep_id, taken
@@ -112,9 +121,7 @@ static __always_inline __u32 sweep_queue(__u32 t, const struct flow_key *fk, __u
 
 	if (!sw || !idx)
 		return 0;
-	return sweep_slot_take(sw, t, fk,
-			       (__u32)((now + (__u64)sw->interval_ms * 1000000ULL) >> SWEEP_DUE_SHIFT),
-			       ISN_SWEEP_MARGIN, idx);
+	return sweep_slot_take(sw, t, fk, sweep_due(sw, now), ISN_SWEEP_MARGIN, idx);
 }
 
 #endif /* ISNGUARD_BPF_SWEEP_QUEUE_H */

@@ -155,7 +155,7 @@ static int flow_sweeper_fire(void *map __maybe_unused, __u32 *key __maybe_unused
 
 	sw->interval_ms = interval_ms;	/* what new entries' slots are due by */
 	r.now_due = (__u32)(start >> SWEEP_DUE_SHIFT);
-	r.due_next = (__u32)((start + interval) >> SWEEP_DUE_SHIFT);
+	r.due_next = sweep_due(sw, start);
 	/*
 	 * Decided on bpf_loop's counts (the stopping step included), never on
 	 * r.looked: the verifier then need not tell one iteration's state
@@ -195,7 +195,7 @@ static int flow_sweeper_fire(void *map __maybe_unused, __u32 *key __maybe_unused
  */
 struct sweep_adopt {
 	struct flow_sweeper *sw;
-	__u64 now;
+	__u32 due;		/* sweep_due of the start, for every slot */
 	__u32 t;
 	__u32 idx;
 };
@@ -203,10 +203,9 @@ struct sweep_adopt {
 static long sweep_adopt_one(void *map __maybe_unused, const struct flow_key *fk,
 			    struct flow_state *st, struct sweep_adopt *a)
 {
-	__u32 due = (__u32)((a->now + (__u64)a->sw->interval_ms * 1000000ULL) >> SWEEP_DUE_SHIFT);
 	__u32 seen = st->sweep_id, id;
 
-	id = sweep_slot_take(a->sw, a->t, fk, due, ISN_SWEEP_MARGIN, &a->idx);
+	id = sweep_slot_take(a->sw, a->t, fk, a->due, ISN_SWEEP_MARGIN, &a->idx);
 	if (id && __sync_val_compare_and_swap(&st->sweep_id, seen, id) == seen)
 		stat_inc(STAT_SWEEP_ADOPTED);
 	return 0;	/* a full queue is counted in sweep_queue_full */
@@ -235,7 +234,7 @@ static __always_inline int flow_sweeper_start(void)
 	sw->interval_ms = sweep_interval_ms();
 	if (!sw->armed) {
 		a.sw = sw;
-		a.now = bpf_ktime_get_ns();
+		a.due = sweep_due(sw, bpf_ktime_get_ns());
 		a.t = SWEEP_FLOWS;
 		bpf_for_each_map_elem(&isn_flows, sweep_adopt_one, &a, 0);
 		a.t = SWEEP_OPENING;

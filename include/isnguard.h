@@ -604,6 +604,19 @@ struct synproxy_config {
 	__u32 invalid_ack_rate;
 };
 
+/*
+ * The flags to write with next over the config now in the map (cur):
+ * SYNPROXY_F_WAS_ON once the proxy has been on, never cleared.
+ */
+static inline __u32 synproxy_flags_over(const struct synproxy_config *next,
+					const struct synproxy_config *cur)
+{
+	if (next->mode != SYNPROXY_OFF || cur->mode != SYNPROXY_OFF ||
+	    (cur->flags & SYNPROXY_F_WAS_ON))
+		return next->flags | SYNPROXY_F_WAS_ON;
+	return next->flags;
+}
+
 #define SYNPROXY_DEFAULT_INVALID_ACK_RATE 10000
 #define SYNPROXY_MAX_INVALID_ACK_RATE 10000000
 

@@ -253,8 +253,7 @@ bool dp_set_key_slot(uint32_t slot, const struct isn_key *key)
 
 bool dp_set_synproxy(const struct synproxy_config *cfg, uint16_t port)
 {
-	struct synproxy_config sp;
-	bool was_on;
+	struct synproxy_config cur, next;
 	uint64_t bits;
 	uint32_t zero = 0, word;
 	int ports_fd;
@@ -268,13 +267,11 @@ bool dp_set_synproxy(const struct synproxy_config *cfg, uint16_t port)
 			goto fail;
 	}
 	/* As user/synproxy.c writes it: SYNPROXY_F_WAS_ON once it has been on. */
-	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.isn_synproxy), &zero, &sp))
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.isn_synproxy), &zero, &cur))
 		goto fail;
-	was_on = sp.mode != SYNPROXY_OFF || (sp.flags & SYNPROXY_F_WAS_ON);
-	sp = *cfg;
-	if (sp.mode != SYNPROXY_OFF || was_on)
-		sp.flags |= SYNPROXY_F_WAS_ON;
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.isn_synproxy), &zero, &sp, BPF_ANY))
+	next = *cfg;
+	next.flags = synproxy_flags_over(&next, &cur);
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.isn_synproxy), &zero, &next, BPF_ANY))
 		goto fail;
 	/* A fresh budget for invalid_ack_rate: none spent. */
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.isn_invalid_acks), &zero,

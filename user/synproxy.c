@@ -299,10 +299,9 @@ int synproxy_write(int config_fd, int ports_fd, const struct synproxy_config *cf
 	int err = 0;
 
 	/* Once on, always SYNPROXY_F_WAS_ON: its connections may outlive it. */
-	if (cfg.mode != SYNPROXY_OFF ||
-	    (!bpf_map_lookup_elem(config_fd, &zero, &cur) &&
-	     (cur.mode != SYNPROXY_OFF || (cur.flags & SYNPROXY_F_WAS_ON))))
-		cfg.flags |= SYNPROXY_F_WAS_ON;
+	if (bpf_map_lookup_elem(config_fd, &zero, &cur))
+		memset(&cur, 0, sizeof(cur));
+	cfg.flags = synproxy_flags_over(&cfg, &cur);
 	if (cfg.mode == SYNPROXY_OFF &&
 	    bpf_map_update_elem(config_fd, &zero, &cfg, BPF_ANY))
 		return -errno;
