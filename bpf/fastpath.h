@@ -9,7 +9,7 @@
  * ack and SACK edges -= delta with one checksum fix (a proxied flow's
  * TSecr and window then too). Anything else (VLAN tags, IP options,
  * fragments, SYN, FIN or RST, other option layouts, a flow still in its
- * handshake, a proxied flow still opening) is left to the general path
+ * handshake or closed, a proxied flow still opening) is left to the general path
  * (parse.h, ingress.h), which handles every case and gives the same bytes
  * for these; tests/test_datapath.c checks both.
  */
@@ -192,10 +192,15 @@ static __always_inline int fastpath_ack(struct xdp_md *xdp)
 			return FASTPATH_MISS;
 		return STAT_PASS_UNTRACKED;
 	}
-	/* A proxied flow still opening, or with isnguard's own ACK on its way, is the SYN proxy's. */
+	/*
+	 * A proxied flow still opening, or with isnguard's own ACK on its way,
+	 * is the SYN proxy's; a closed one's segment may be a new cookie
+	 * handshake's ACK (synproxy_reopen).
+	 */
 	flow_flags = st->flags;
 	if (!(flow_flags & FLOW_F_ESTABLISHED) ||
-	    (flow_flags & (FLOW_F_PROXY_OPEN | FLOW_F_PROXY_ACK)))
+	    (flow_flags & (FLOW_F_PROXY_OPEN | FLOW_F_PROXY_ACK)) ||
+	    flow_phase_of(flow_flags) == FLOW_PHASE_CLOSED)
 		return FASTPATH_MISS;
 
 	delta = st->seq_delta;

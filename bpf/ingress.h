@@ -78,7 +78,23 @@ static __always_inline bool ingress_rst_acceptable(const struct ctx *c, const st
 	       bpf_ntohl(seq) == st->host_ack;
 }
 
-static __always_inline int ingress_tcp(const struct ctx *c, const struct pkt *pkt)
+/*
+ * ingress_tcp's answer, not a counter: the segment is an ACK the SYN proxy
+ * may own on a tuple whose connection is closed. Left as it is; the caller
+ * asks the SYN proxy (synproxy_reopen) before it has it translated.
+ */
+#define INGRESS_CLOSED_FLOW (-7)
+
+/*
+ * closed_check: the segment is an ACK to a port the SYN proxy protects
+ * (synproxy_ack_candidate, the proxy on). On such a port a client that
+ * reuses the tuple of a closed connection (RST, or FINs both ways; the
+ * host's TIME_WAIT socket gone or never there) gets a cookie SYN-ACK, and
+ * its ACK must not be translated by the old connection's delta: the host's
+ * stack would reset it, or the server behind the translate path would.
+ */
+static __always_inline int ingress_tcp(const struct ctx *c, const struct pkt *pkt,
+				       bool closed_check)
 {
 	struct flow_state *st;
 	struct flow_key fk;
@@ -92,6 +108,8 @@ static __always_inline int ingress_tcp(const struct ctx *c, const struct pkt *pk
 	st = flow_lookup(&fk, &opening);
 	if (!st || !flow_owns_segments(st))
 		return STAT_PASS_UNTRACKED;
+	if (closed_check && flow_phase_of(st->flags) == FLOW_PHASE_CLOSED)
+		return INGRESS_CLOSED_FLOW;
 	if (st->flags & FLOW_F_PROXIED) {
 		int proxy = proxy_ingress_check(c, pkt, st);
 
@@ -144,10 +162,11 @@ static __always_inline int ingress_tcp(const struct ctx *c, const struct pkt *pk
 }
 
 /* A segment parse_packet(c, pkt, true) accepted: TCP, or ICMP for the error path. */
-static __always_inline int datapath_ingress(const struct ctx *c, const struct pkt *pkt)
+static __always_inline int datapath_ingress(const struct ctx *c, const struct pkt *pkt,
+					    bool closed_check)
 {
 	if (pkt->proto == IPPROTO_TCP)
-		return ingress_tcp(c, pkt);
+		return ingress_tcp(c, pkt, closed_check);
 	return ingress_icmp(c, pkt);
 }
 
@@ -155,7 +174,8 @@ static __always_inline int datapath_ingress(const struct ctx *c, const struct pk
  * datapath_ingress for XDP's general path, as a global function: verified
  * once, not again for every path the parse of the frame left.
  */
-__noinline int datapath_ingress_xdp(struct xdp_md *xdp, const struct pkt *pkt_arg)
+__noinline int datapath_ingress_xdp(struct xdp_md *xdp, const struct pkt *pkt_arg,
+				    bool closed_check)
 {
 	struct ctx c = { .ctx = xdp, .kind = CTX_XDP };
 	struct pkt p;
@@ -163,7 +183,7 @@ __noinline int datapath_ingress_xdp(struct xdp_md *xdp, const struct pkt *pkt_ar
 	if (!pkt_arg)
 		return STAT_DROP_ERROR;
 	p = *pkt_arg;	/* on this stack, the verifier ties its loads together */
-	return datapath_ingress(&c, &p);
+	return datapath_ingress(&c, &p, closed_check);
 }
 
 /*
@@ -171,7 +191,8 @@ __noinline int datapath_ingress_xdp(struct xdp_md *xdp, const struct pkt *pkt_ar
  * tc ingress also calls the SYN proxy's global functions, and the stacks
  * of a program and the functions it calls must fit in 512 bytes together.
  */
-__noinline int datapath_ingress_skb(struct __sk_buff *skb, const struct pkt *pkt_arg)
+__noinline int datapath_ingress_skb(struct __sk_buff *skb, const struct pkt *pkt_arg,
+				    bool closed_check)
 {
 	struct ctx c = { .ctx = skb, .kind = CTX_SKB };
 	struct pkt p;
@@ -179,7 +200,7 @@ __noinline int datapath_ingress_skb(struct __sk_buff *skb, const struct pkt *pkt
 	if (!pkt_arg)
 		return STAT_DROP_ERROR;
 	p = *pkt_arg;	/* on this stack, the verifier ties its loads together */
-	return datapath_ingress(&c, &p);
+	return datapath_ingress(&c, &p, closed_check);
 }
 
 #endif /* ISNGUARD_BPF_INGRESS_H */

@@ -47,6 +47,7 @@ static __always_inline int xdp_ingress(struct xdp_md *xdp, bool translate)
 {
 	struct ctx c = { .ctx = xdp, .kind = CTX_XDP };
 	struct pkt pkt = {};
+	bool closed_check;
 	int stat;
 
 	stat = parse_packet(&c, &pkt, translate);
@@ -68,7 +69,14 @@ static __always_inline int xdp_ingress(struct xdp_md *xdp, bool translate)
 	}
 	if (!translate)
 		return pkt.proto == IPPROTO_TCP ? STAT_PASS_UNTRACKED : STAT_PASS_NOT_TCP;
-	return datapath_ingress_xdp(xdp, &pkt);
+	closed_check = synproxy_acks_wanted() && synproxy_ack_candidate(&c, &pkt);
+	stat = datapath_ingress_xdp(xdp, &pkt, closed_check);
+	if (stat != INGRESS_CLOSED_FLOW)
+		return stat;
+	/* A new cookie handshake on a closed connection's tuple: tc_cookie judges it. */
+	if (synproxy_reopen_xdp(xdp, &pkt))
+		return STAT_PASS_UNTRACKED;
+	return datapath_ingress_xdp(xdp, &pkt, false);
 }
 
 static __always_inline int xdp_verdict(int stat)
@@ -148,8 +156,19 @@ int isnguard_tc_ingress(struct __sk_buff *skb)
 	stat = parse_packet(&c, &pkt, true);
 	if (stat == PARSE_OK) {
 		struct pkt copy = pkt;	/* see proxy_translate */
+		bool closed_check = synproxy_acks_wanted() && synproxy_ack_candidate(&c, &pkt);
 
-		stat = datapath_ingress_skb(skb, &copy);
+		stat = datapath_ingress_skb(skb, &copy, closed_check);
+		if (stat == INGRESS_CLOSED_FLOW) {
+			/* A new cookie handshake on a closed connection's tuple: judged below. */
+			copy = pkt;
+			if (synproxy_reopen_skb(skb, &copy)) {
+				stat = STAT_PASS_UNTRACKED;
+			} else {
+				copy = pkt;
+				stat = datapath_ingress_skb(skb, &copy, false);
+			}
+		}
 	}
 	if (stat == STAT_PROXY_OPENING) {
 		struct flow_key fk;

@@ -824,6 +824,77 @@ static __always_inline bool synproxy_invalid_to_stack(const struct flow_state *c
 }
 
 /*
+ * Ingress, an ACK to a protected port on a tuple whose connection is closed
+ * (ingress_tcp's INGRESS_CLOSED_FLOW): whether it opens a new connection
+ * with a cookie of ours. The client reused the tuple and its SYN got a
+ * cookie: the host had no socket left for it (the SYN proxy passes a SYN
+ * that finds one), or, on the translate path, the entry was closed
+ * (proxy_tuple_busy). Then the old entry goes, from both tables (a promoted
+ * flow's moved entry would match next), and the ACK is left untranslated
+ * for the SYN proxy to judge again at tc. Otherwise (false) it is a late
+ * segment of the old connection, translated as before. A closed entry
+ * sees at most the last ACK of a close, so the hash runs about once a
+ * connection where the peer closes first, never on the fast path.
+ */
+static __always_inline bool synproxy_reopen(const struct ctx *c, const struct pkt *pkt)
+{
+	const struct isn_config *cfg = config_get();
+	union isn_input *in = hash_input_get();
+	struct cookie_opts opts;
+	struct flow_state *st;
+	struct flow_key fk;
+	struct syn_opts so;
+	struct tcphdr *th;
+	bool removed, opening;
+
+	if (!cfg || !in)
+		return false;
+	th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
+	if (!th || tcp_flow_key(c, pkt, false, &fk))
+		return false;
+	synopt_parse(c, pkt, &so);
+	if (so.is_signed ||
+	    cookie_check(cfg, &fk, bpf_ntohl(th->seq) - 1, bpf_ntohl(th->ack_seq) - 1,
+			 bpf_ktime_get_coarse_ns(), so.has_ts, so.tsecr, &opts, in) != COOKIE_OK)
+		return false;
+	/* Still closed: another CPU may have replaced the entry meanwhile. */
+	st = flow_lookup(&fk, &opening);
+	if (st && flow_phase_of(st->flags) != FLOW_PHASE_CLOSED)
+		return false;
+	removed = bpf_map_delete_elem(&isn_flows, &fk) == 0;
+	if (removed)
+		flow_count_add(-1);
+	removed |= bpf_map_delete_elem(&isn_opening, &fk) == 0;
+	if (removed)
+		stat_inc(STAT_FLOW_REMOVED);
+	stat_inc(STAT_FLOW_REOPENED);
+	return true;
+}
+
+/* synproxy_reopen as global functions: the hash verified once, not once per parse path. */
+__noinline bool synproxy_reopen_xdp(struct xdp_md *xdp, const struct pkt *pkt_arg)
+{
+	struct ctx c = { .ctx = xdp, .kind = CTX_XDP };
+	struct pkt p;
+
+	if (!pkt_arg)
+		return false;
+	p = *pkt_arg;	/* on this stack, the verifier ties its loads together */
+	return synproxy_reopen(&c, &p);
+}
+
+__noinline bool synproxy_reopen_skb(struct __sk_buff *skb, const struct pkt *pkt_arg)
+{
+	struct ctx c = { .ctx = skb, .kind = CTX_SKB };
+	struct pkt p;
+
+	if (!pkt_arg)
+		return false;
+	p = *pkt_arg;	/* on this stack, the verifier ties its loads together */
+	return synproxy_reopen(&c, &p);
+}
+
+/*
  * Second step: the cookie checked (a function of its own for the stack
  * the hash needs). Returns the decision, or where the connection goes:
  * SYNPROXY_LOCAL or SYNPROXY_TRANSLATE, with req->opts decoded.

@@ -398,7 +398,13 @@ struct fastpath_scratch {
 	 * passed untouched, XDP: a SYN from the peer (no ACK, RST or FIN),	\
 	 * which holds nothing of the host's sequence space; not looked up	\
 	 */								\
-	X(STAT_PASS_PEER_SYN,		"pass_peer_syn")
+	X(STAT_PASS_PEER_SYN,		"pass_peer_syn")		\
+	/*								\
+	 * SYN cookies: a closed connection's tuple taken by a new cookie	\
+	 * handshake (its ACK holds a valid cookie): the old entry removed,	\
+	 * the ACK left to the SYN proxy untranslated				\
+	 */								\
+	X(STAT_FLOW_REOPENED,		"flow_reopened_by_cookie")
 
 #define ISNGUARD_STAT_ENUM(name, text) name,
 enum isn_stat {

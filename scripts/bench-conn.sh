@@ -36,11 +36,13 @@
 # (packets and ns per connection) and per packet.
 #
 # Usage: bench-conn.sh [--json] [--rounds N] [--seconds S] [--conns C]
-#                      [--only host|gateway] [--no-profile] BUILD_DIR   (as root)
+#                      [--only host|gateway] [--rows NAME,...] [--no-profile]
+#                      BUILD_DIR   (as root)
+#   --rows keeps only the named rows (and "none", every ratio's base).
 set -uo pipefail
 
 here=$(dirname "$(readlink -f "$0")")
-json=0 rounds=5 secs=2 conns=32 only='' profile=1
+json=0 rounds=5 secs=2 conns=32 only='' profile=1 keep=''
 usage() {
 	sed -n '/^# Usage:/,/^set /{/^set /d;s/^# \{0,1\}//p}' "$0" >&2
 	exit 2
@@ -52,6 +54,7 @@ while [ $# -gt 0 ]; do
 	--seconds) secs=${2:-}; shift ;;
 	--conns) conns=${2:-}; shift ;;
 	--only) only=${2:-}; shift ;;
+	--rows) keep=${2:-}; shift ;;
 	--no-profile) profile=0 ;;
 	-h | --help) usage ;;
 	-*) echo "bench-conn: unknown option $1" >&2; usage ;;
@@ -168,12 +171,20 @@ row_detach() { # IFACE OPTIONS
 }
 
 # One wrk run; appends TOPOLOGY ROW MODE ROUND and wrk's figures to the results.
+# Busy and stolen CPU time of the whole machine so far, in jiffies: user,
+# nice, system, irq and softirq; steal apart (/proc/stat's first line).
+cpu_jiffies() {
+	awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $9; exit }' /proc/stat
+}
+
 measure() { # TOPOLOGY ROW MODE ROUND URL
-	local topo=$1 row=$2 mode=$3 round=$4 url=$5 out=$E2E_WORK/wrk.out
+	local topo=$1 row=$2 mode=$3 round=$4 url=$5 out=$E2E_WORK/wrk.out b0 s0 b1 s1
+	read -r b0 s0 <<<"$(cpu_jiffies)"
 	wrk_run "$NS_B" "$url" "$mode" "$conns" "$secs" "$out" || fail "wrk: $(tail -n 1 "$out")"
+	read -r b1 s1 <<<"$(cpu_jiffies)"
 	cat "$out"
-	printf '%s\t%s\t%s\t%s\t%s\n' "$topo" "$row" "$mode" "$round" "$(wrk_figures "$out" | tr ' ' '\t')" \
-		>>"$results"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$topo" "$row" "$mode" "$round" $((b1 - b0)) $((s1 - s0)) \
+		"$(wrk_figures "$out" | tr ' ' '\t')" >>"$results"
 	sleep 0.3	# the last connections close before the next run
 }
 
@@ -226,9 +237,13 @@ profile_row() { # TOPOLOGY ROW MODE URL IFACE OPTIONS
 }
 
 run_topology() { # TOPOLOGY URL ROW...
-	local topo=$1 url=$2 round i n name what iface opts mode modes
+	local topo=$1 url=$2 round i n name what iface opts mode modes row
 	shift 2
-	local rows=("$@")
+	local rows=()
+	for row in "$@"; do
+		name=${row%%|*}
+		[ -z "$keep" ] || [ "$name" = none ] || [[ ",$keep," == *",$name,"* ]] && rows+=("$row")
+	done
 	n=${#rows[@]}
 	for ((round = 0; round < rounds; round++)); do
 		modes=(close keepalive)
@@ -258,15 +273,19 @@ run_topology() { # TOPOLOGY URL ROW...
 # The tables (or JSON) from the raw figures.
 python3 - "$results" "$profiles" "$json" "$rounds" "$secs" "$conns" \
 	"${host_rows[@]/#/host|}" "${gateway_rows[@]/#/gateway|}" >&3 <<'EOF'
-import json, statistics, sys
+import json, os, statistics, sys
+
+hz = os.sysconf("SC_CLK_TCK")	# /proc/stat's unit
 
 results, profiles, as_json, rounds, secs, conns = sys.argv[1:7]
 rows = [r.split("|") for r in sys.argv[7:]]
 goal = {"rewrite": 0.97, "cookie_local": 0.95, "translate_xdp": 0.90, "translate_tc": 0.90}
 runs = {}
 for line in open(results):
-    topo, row, mode, rnd, req, dur, *errs = line.rstrip("\n").split("\t")
-    runs.setdefault((topo, row, mode), {})[int(rnd)] = (int(req) / float(dur), sum(map(int, errs)))
+    topo, row, mode, rnd, busy, steal, req, dur, *errs = line.rstrip("\n").split("\t")
+    runs.setdefault((topo, row, mode), {})[int(rnd)] = (
+        int(req) / float(dur), sum(map(int, errs)), int(busy) * 1e6 / hz / max(int(req), 1),
+        int(steal) * 1e6 / hz / max(int(req), 1))
 
 out = {"rounds": int(rounds), "seconds": int(secs), "connections": int(conns), "rows": [], "profile": []}
 for topo, name, what, _iface, _opts in rows:
@@ -276,6 +295,8 @@ for topo, name, what, _iface, _opts in rows:
             continue
         base = runs[(topo, "none", mode)]
         ratios = [mine[r][0] / base[r][0] for r in mine if r in base and base[r][0] > 0]
+        # The same as a rate: the CPU time a request takes without isnguard over with.
+        cpu_ratios = [base[r][2] / mine[r][2] for r in mine if r in base and mine[r][2] > 0]
         out["rows"].append({
             "topology": topo, "isnguard": name, "what": what,
             "connection": "one per request" if mode == "close" else "keep-alive",
@@ -284,6 +305,11 @@ for topo, name, what, _iface, _opts in rows:
             "ratio_min": None if name == "none" else round(min(ratios), 3),
             "ratio_max": None if name == "none" else round(max(ratios), 3),
             "goal": goal.get(name) if mode == "close" else None,
+            "cpu_us_per_request": round(statistics.median(v[2] for v in mine.values()), 2),
+            "steal_us_per_request": round(statistics.median(v[3] for v in mine.values()), 2),
+            "cpu_ratio": None if name == "none" else round(statistics.median(cpu_ratios), 3),
+            "cpu_ratio_min": None if name == "none" else round(min(cpu_ratios), 3),
+            "cpu_ratio_max": None if name == "none" else round(max(cpu_ratios), 3),
             "errors": sum(v[1] for v in mine.values()),
             "rates": [round(mine[r][0], 1) for r in sorted(mine)],
         })
@@ -305,13 +331,18 @@ if as_json == "1":
 
 print("\nConnection rate: nginx (1 worker, CPU 1) and wrk (1 thread, %s connections, CPU 0),"
       " %s rounds of %s s per row, interleaved; medians" % (conns, rounds, secs))
-print("%-8s %-44s %-15s %10s %7s %13s %5s %6s" %
-      ("topology", "isnguard", "connection", "req/s", "ratio", "ratio range", "goal", "errors"))
+print("%-8s %-44s %-15s %8s %6s %11s %8s %6s %11s %5s %6s" %
+      ("topology", "isnguard", "connection", "req/s", "ratio", "range", "CPU us/r",
+       "CPU r", "range", "goal", "errors"))
 for r in out["rows"]:
-    rng = "" if r["ratio"] is None else "%.3f-%.3f" % (r["ratio_min"], r["ratio_max"])
-    print("%-8s %-44s %-15s %10.0f %7s %13s %5s %6d" % (
+    none = r["ratio"] is None
+    print("%-8s %-44s %-15s %8.0f %6s %11s %8.2f %6s %11s %5s %6d" % (
         r["topology"], r["what"], r["connection"], r["requests_per_s"],
-        "" if r["ratio"] is None else "%.3f" % r["ratio"], rng,
+        "" if none else "%.3f" % r["ratio"],
+        "" if none else "%.2f-%.2f" % (r["ratio_min"], r["ratio_max"]),
+        r["cpu_us_per_request"],
+        "" if none else "%.3f" % r["cpu_ratio"],
+        "" if none else "%.2f-%.2f" % (r["cpu_ratio_min"], r["cpu_ratio_max"]),
         "" if r["goal"] is None else "%.2f" % r["goal"], r["errors"]))
 if out["profile"]:
     print("\nWhere it goes: each attached program's run count and run time over one run"

@@ -1232,6 +1232,127 @@ TEST(test_synproxy_invalid_acks_reach_the_stack_at_the_rate_set)
 	dp_flows_clear();
 }
 
+/*
+ * A client that reuses the tuple of a connection that is over (closed by a
+ * RST, or by FINs both ways, with the host's TIME_WAIT socket gone) gets a
+ * cookie SYN-ACK; its ACK must reach the SYN proxy as sent, not translated
+ * by the old connection's delta (the bench of issue 18 saw the host reset
+ * such handshakes: wrk's keep-alive connections end with a RST, and the
+ * next round's SYNs on their ports met the old entries). So on a closed
+ * entry a valid cookie ACK to a protected port removes the entry and is
+ * judged as a cookie ACK; the old connection's last ACK is still
+ * translated, and so is any segment of a live connection or to a port the
+ * SYN proxy does not protect. Expected bytes: the same segment built with
+ * ack - delta.
+ */
+#define REOPEN_HOST_ISN 0x10000000u
+#define REOPEN_WIRE_ISN 0x9abcdef0u
+
+struct reopen_row {
+	const char *name;
+	__u32 flow_flags;
+	uint16_t dport;
+	bool cookie;		/* the ACK holds a valid cookie, else the old connection's ack */
+	bool reopened;		/* entry gone, ACK untouched and judged a cookie ACK */
+};
+
+#define REOPEN_LIVE (FLOW_F_PASSIVE_OPEN | FLOW_F_ESTABLISHED | FLOW_F_HOST_ACKED)
+
+static const struct reopen_row reopen_rows[] = {
+	{ "closed_by_rst_cookie_ack_reopens", REOPEN_LIVE | FLOW_F_RST_REMOTE | FLOW_F_RST_REMOTE_OK,
+	  SP_PORT, true, true },
+	{ "closed_by_fins_cookie_ack_reopens", REOPEN_LIVE | FLOW_F_FIN_LOCAL | FLOW_F_FIN_REMOTE,
+	  SP_PORT, true, true },
+	{ "closed_by_host_rst_cookie_ack_reopens", REOPEN_LIVE | FLOW_F_RST_LOCAL, SP_PORT, true,
+	  true },
+	{ "closed_last_ack_translated", REOPEN_LIVE | FLOW_F_FIN_LOCAL | FLOW_F_FIN_REMOTE, SP_PORT,
+	  false, false },
+	{ "live_connection_cookie_like_ack_translated", REOPEN_LIVE, SP_PORT, true, false },
+	{ "closing_cookie_like_ack_translated", REOPEN_LIVE | FLOW_F_FIN_LOCAL, SP_PORT, true,
+	  false },
+	{ "unprotected_port_cookie_like_ack_translated", REOPEN_LIVE | FLOW_F_RST_LOCAL,
+	  SP_OPEN_PORT, true, false },
+};
+
+/* One row through prog; false when the cookie slot turned meanwhile (run it again). */
+static bool check_reopen_try(const struct reopen_row *r, enum dp_prog prog, bool last)
+{
+	struct ref_cookie_opts o = { .wscale = 7, .wscale_ok = true, .sack_ok = true };
+	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN], want[PKT_MAX_LEN];
+	uint64_t now = mono_coarse_ns(), reopened, valid;
+	uint32_t cookie, tsval, ack, verdict;
+	struct flow_state st = {
+		.seq_delta = REOPEN_WIRE_ISN - REOPEN_HOST_ISN,
+		.host_isn = REOPEN_HOST_ISN,
+		.wire_isn = REOPEN_WIRE_ISN,
+		.flags = r->flow_flags,
+		.host_ack = CLIENT_ISN + 1,
+		.last_seen_ns = now,
+	};
+	size_t in_len, want_len, out_len;
+	bool xdp = prog == DP_XDP_INGRESS, translated = !r->reopened;
+	struct isn_key key;
+	struct flow_key fk;
+	struct pkt_spec s;
+
+	dp_test_key(&key);
+	client_segment(&s, 4, r->dport, TH_ACK, CLIENT_ISN + 1, 0);
+	host_flow(&s, &fk);
+	if (!ASSERT_OK(ref_cookie_make(&key, &fk, CLIENT_ISN, (uint32_t)(now >> COOKIE_SLOT_SHIFT),
+				       ref_cookie_opt_bits(2, &o, true), true, &cookie, &tsval),
+		       "reference cookie"))
+		return true;
+	ack = r->cookie ? cookie + 1 : REOPEN_WIRE_ISN + 1 + 612;
+	s.ack = ack;
+	s.window = 502;
+	pkt_opt_nop(&s);
+	pkt_opt_nop(&s);
+	pkt_opt_timestamp(&s, CLIENT_TSVAL + 3, tsval);
+	in_len = pkt_build(&s, in, sizeof(in));
+	s.ack = ack - st.seq_delta;
+	want_len = pkt_build(&s, want, sizeof(want));
+	if (!dp_flows_clear() || !dp_flow_put(&fk, &st))
+		return true;
+	reopened = dp_stat(STAT_FLOW_REOPENED);
+	valid = dp_stat(STAT_COOKIE_ACK_VALID);
+	if (!dp_run(prog, in, in_len, out, &out_len, &verdict))
+		return true;
+	if (!last && mono_coarse_ns() >> COOKIE_SLOT_SHIFT != now >> COOKIE_SLOT_SHIFT)
+		return false;
+	/* tc ingress judges a valid cookie ACK then: no request socket in a test run (ack_rows). */
+	ASSERT_EQ(verdict, xdp ? XDP_PASS_VERDICT
+			       : r->reopened ? TC_ACT_SHOT_VERDICT : TC_ACT_UNSPEC_VERDICT, "verdict");
+	if (translated) {
+		ASSERT_EQ(out_len, want_len, "length");
+		ASSERT_MEMEQ(out, want, want_len, "ack translated by the old delta");
+	} else {
+		ASSERT_EQ(out_len, in_len, "length");
+		ASSERT_MEMEQ(out, in, in_len, "the cookie ACK untouched");
+	}
+	ASSERT_EQ(dp_stat(STAT_FLOW_REOPENED), reopened + (r->reopened ? 1 : 0),
+		  "flow_reopened_by_cookie");
+	ASSERT_EQ(dp_stat(STAT_COOKIE_ACK_VALID), valid + (r->reopened && !xdp ? 1 : 0),
+		  "cookie_ack_valid at tc ingress");
+	ASSERT_EQ(dp_flow_get(&fk, &st), !r->reopened, "the old entry gone (or kept)");
+	return true;
+}
+
+TEST(test_synproxy_cookie_ack_on_a_closed_connections_tuple_reopens_it)
+{
+	static const enum dp_prog progs[] = { DP_XDP_INGRESS, DP_TC_INGRESS };
+
+	if (!setup(&sp_local, SP_PORT))
+		return;
+	for (size_t p = 0; p < 2; p++) {
+		for (size_t i = 0; i < sizeof(reopen_rows) / sizeof(reopen_rows[0]); i++) {
+			test_case_begin("%s_%s", dp_prog_name(progs[p]), reopen_rows[i].name);
+			if (!check_reopen_try(&reopen_rows[i], progs[p], false))
+				check_reopen_try(&reopen_rows[i], progs[p], true);
+		}
+	}
+	dp_flows_clear();
+}
+
 /* Sum of the counters of the cookie ACK decisions and events. */
 static uint64_t cookie_ack_counters(void)
 {

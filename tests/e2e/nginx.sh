@@ -144,6 +144,64 @@ test_nginx_synproxy_local_client_without_timestamps_sack_wscale_ipv4() {
 	check_nginx_synproxy_local 4 bare
 }
 
+# One HTTP/1.1 request from B's local port PORT to nginx on A, the
+# connection then aborted with a RST (SO_LINGER 0), as wrk ends its
+# keep-alive connections. Prints the status and the body's bytes.
+ngx_get_then_reset() { # PORT
+	in_ns "$NS_B" taskset -c 0 python3 - "$A4" "$SP_PORT" "$1" <<-'EOF'
+	import socket, struct, sys
+	addr, port, sport = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+	s = socket.socket()
+	s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+	s.bind(("", sport))
+	s.settimeout(10)
+	s.connect((addr, port))
+	s.sendall(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+	data = b""
+	while b"\r\n\r\n" not in data:
+	    chunk = s.recv(65536)
+	    if not chunk:
+	        sys.exit("connection closed before the response's header")
+	    data += chunk
+	head, body = data.split(b"\r\n\r\n", 1)
+	length = next(int(l.split(b":")[1]) for l in head.split(b"\r\n")
+	              if l.lower().startswith(b"content-length:"))
+	while len(body) < length:
+	    chunk = s.recv(65536)
+	    if not chunk:
+	        sys.exit("connection closed before the whole body")
+	    body += chunk
+	s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+	s.close()
+	print(head.split(b" ")[1].decode(), len(body))
+	EOF
+}
+
+# A client that reuses the tuple of a connection it reset, once the SYN
+# proxy is on (issue 18's bench saw this): the first connection was
+# rewritten (A's own SYN-ACK), its RST left A no socket, so the second SYN
+# gets a cookie, and its ACK must not be translated by the first
+# connection's entry, or A's listener resets it.
+test_nginx_synproxy_local_tuple_of_a_reset_connection() {
+	local port=41999 out
+	sp_topology
+	isng_attach "$IF_A"
+	isng key set --from-file "$E2E_WORK/key" || fail "isng key set"
+	nginx_start "$NS_A" "$SP_PORT" "$NGX_CPU_OWN"
+	out=$(ngx_get_then_reset "$port" 2>&1) || fail "first request from port $port: $out"
+	assert_eq "$out" "200 $NGINX_BODY_BYTES" "first request: status and body bytes"
+	is_baseline || assert_eq "$(isng_counter synack_rewritten)" 1 \
+		"first connection rewritten (A's SYN-ACK)"
+	is_baseline || isng synproxy "$SP_PORT" --json | grep -q '"mode":"always"' ||
+		fail "synproxy $SP_PORT --json"
+	out=$(ngx_get_then_reset "$port" 2>&1) || fail "second request from port $port: $out"
+	assert_eq "$out" "200 $NGINX_BODY_BYTES" "second request, same tuple: status and body bytes"
+	is_baseline && return 0
+	assert_eq "$(isng_counter flow_reopened_by_cookie)" 1 "flow_reopened_by_cookie"
+	assert_eq "$(isng_counter cookie_handshake_to_stack)" 1 "cookie_handshake_to_stack"
+	isng_log_counters
+}
+
 # nginx on A behind the gateway M, SYN cookies on M's m1, the translate
 # path. A and B verify every checksum: computed in full by the senders with
 # XDP on m1, left partial with --ingress tc (gateway.sh).
