@@ -273,7 +273,7 @@ run_topology() { # TOPOLOGY URL ROW...
 # The tables (or JSON) from the raw figures.
 python3 - "$results" "$profiles" "$json" "$rounds" "$secs" "$conns" \
 	"${host_rows[@]/#/host|}" "${gateway_rows[@]/#/gateway|}" >&3 <<'EOF'
-import json, os, statistics, sys
+import json, os, random, statistics, sys
 
 hz = os.sysconf("SC_CLK_TCK")	# /proc/stat's unit
 
@@ -287,6 +287,21 @@ for line in open(results):
         int(req) / float(dur), sum(map(int, errs)), int(busy) * 1e6 / hz / max(int(req), 1),
         int(steal) * 1e6 / hz / max(int(req), 1))
 
+
+def median_ci(values, n=4000):
+    """The median's 95% interval: percentile bootstrap, seeded (the same figures give the same interval)."""
+    rnd = random.Random(18)
+    meds = sorted(statistics.median(rnd.choices(values, k=len(values))) for _ in range(n))
+    return meds[int(0.025 * n)], meds[int(0.975 * n) - 1]
+
+
+def verdict(lo, hi, goal):
+    """Whether the interval shows the goal met, missed, or cannot tell."""
+    if goal is None:
+        return None
+    return "met" if lo >= goal else "missed" if hi < goal else "undecided"
+
+
 out = {"rounds": int(rounds), "seconds": int(secs), "connections": int(conns), "rows": [], "profile": []}
 for topo, name, what, _iface, _opts in rows:
     for mode in ("close", "keepalive"):
@@ -297,6 +312,9 @@ for topo, name, what, _iface, _opts in rows:
         ratios = [mine[r][0] / base[r][0] for r in mine if r in base and base[r][0] > 0]
         # The same as a rate: the CPU time a request takes without isnguard over with.
         cpu_ratios = [base[r][2] / mine[r][2] for r in mine if r in base and mine[r][2] > 0]
+        ci = median_ci(ratios) if name != "none" else (None, None)
+        cpu_ci = median_ci(cpu_ratios) if name != "none" else (None, None)
+        row_goal = goal.get(name) if mode == "close" else None
         out["rows"].append({
             "topology": topo, "isnguard": name, "what": what,
             "connection": "one per request" if mode == "close" else "keep-alive",
@@ -304,12 +322,15 @@ for topo, name, what, _iface, _opts in rows:
             "ratio": None if name == "none" else round(statistics.median(ratios), 3),
             "ratio_min": None if name == "none" else round(min(ratios), 3),
             "ratio_max": None if name == "none" else round(max(ratios), 3),
-            "goal": goal.get(name) if mode == "close" else None,
+            "ratio_ci95": None if name == "none" else [round(ci[0], 3), round(ci[1], 3)],
+            "goal": row_goal,
+            "goal_verdict": None if name == "none" else verdict(ci[0], ci[1], row_goal),
             "cpu_us_per_request": round(statistics.median(v[2] for v in mine.values()), 2),
             "steal_us_per_request": round(statistics.median(v[3] for v in mine.values()), 2),
             "cpu_ratio": None if name == "none" else round(statistics.median(cpu_ratios), 3),
             "cpu_ratio_min": None if name == "none" else round(min(cpu_ratios), 3),
             "cpu_ratio_max": None if name == "none" else round(max(cpu_ratios), 3),
+            "cpu_ratio_ci95": None if name == "none" else [round(cpu_ci[0], 3), round(cpu_ci[1], 3)],
             "errors": sum(v[1] for v in mine.values()),
             "rates": [round(mine[r][0], 1) for r in sorted(mine)],
         })
@@ -331,19 +352,24 @@ if as_json == "1":
 
 print("\nConnection rate: nginx (1 worker, CPU 1) and wrk (1 thread, %s connections, CPU 0),"
       " %s rounds of %s s per row, interleaved; medians" % (conns, rounds, secs))
-print("%-8s %-44s %-15s %8s %6s %11s %8s %6s %11s %5s %6s" %
-      ("topology", "isnguard", "connection", "req/s", "ratio", "range", "CPU us/r",
-       "CPU r", "range", "goal", "errors"))
+print("ratio: the median of the rounds' rates over the same round's row without isnguard,"
+      " [its 95% bootstrap interval];\nCPU: busy CPU time of the machine per request"
+      " (/proc/stat), and the same ratio from it (without over with)")
+print("%-8s %-40s %-10s %7s %6s %13s %7s %6s %13s %5s %9s %4s" %
+      ("topology", "isnguard", "connection", "req/s", "ratio", "95% interval", "CPU us",
+       "CPU r", "95% interval", "goal", "goal is", "err"))
 for r in out["rows"]:
     none = r["ratio"] is None
-    print("%-8s %-44s %-15s %8.0f %6s %11s %8.2f %6s %11s %5s %6d" % (
-        r["topology"], r["what"], r["connection"], r["requests_per_s"],
+    print("%-8s %-40s %-10s %7.0f %6s %13s %7.1f %6s %13s %5s %9s %4d" % (
+        r["topology"], r["what"][:40], "close" if r["connection"] == "one per request"
+        else "keepalive", r["requests_per_s"],
         "" if none else "%.3f" % r["ratio"],
-        "" if none else "%.2f-%.2f" % (r["ratio_min"], r["ratio_max"]),
+        "" if none else "[%.3f-%.3f]" % tuple(r["ratio_ci95"]),
         r["cpu_us_per_request"],
         "" if none else "%.3f" % r["cpu_ratio"],
-        "" if none else "%.2f-%.2f" % (r["cpu_ratio_min"], r["cpu_ratio_max"]),
-        "" if r["goal"] is None else "%.2f" % r["goal"], r["errors"]))
+        "" if none else "[%.3f-%.3f]" % tuple(r["cpu_ratio_ci95"]),
+        "" if r["goal"] is None else "%.2f" % r["goal"], r["goal_verdict"] or "",
+        r["errors"]))
 if out["profile"]:
     print("\nWhere it goes: each attached program's run count and run time over one run"
           " (kernel.bpf_stats_enabled=1), per request and per packet")
