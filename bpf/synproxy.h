@@ -835,6 +835,12 @@ static __always_inline bool synproxy_invalid_to_stack(const struct flow_state *c
  * segment of the old connection, translated as before. A closed entry
  * sees at most the last ACK of a close, so the hash runs about once a
  * connection where the peer closes first, never on the fast path.
+ * Only the handshake ACKs real stacks send are checked: no options, or the
+ * aligned timestamps alone (RFC 7323 appendix A; Linux, the BSDs, macOS,
+ * Windows). No option walk: its call would sit on top of this frame, past
+ * tc ingress's stack budget on kernel 6.1 (make check-verifier). Another
+ * layout is translated as before, and the host's RST sends the client
+ * back to its SYN.
  */
 static __always_inline bool synproxy_reopen(const struct ctx *c, const struct pkt *pkt)
 {
@@ -852,9 +858,10 @@ static __always_inline bool synproxy_reopen(const struct ctx *c, const struct pk
 	th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
 	if (!th || tcp_flow_key(c, pkt, false, &fk))
 		return false;
-	synopt_parse(c, pkt, &so);
-	if (so.is_signed ||
-	    cookie_check(cfg, &fk, bpf_ntohl(th->seq) - 1, bpf_ntohl(th->ack_seq) - 1,
+	__builtin_memset(&so, 0, sizeof(so));
+	if (pkt->tcp_hlen != TCP_HLEN_MIN && !synopt_aligned_ts(c, pkt, &so))
+		return false;
+	if (cookie_check(cfg, &fk, bpf_ntohl(th->seq) - 1, bpf_ntohl(th->ack_seq) - 1,
 			 bpf_ktime_get_coarse_ns(), so.has_ts, so.tsecr, &opts, in) != COOKIE_OK)
 		return false;
 	/* Still closed: another CPU may have replaced the entry meanwhile. */

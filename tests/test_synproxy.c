@@ -1254,24 +1254,29 @@ struct reopen_row {
 	uint16_t dport;
 	bool cookie;		/* the ACK holds a valid cookie, else the old connection's ack */
 	bool reopened;		/* entry gone, ACK untouched and judged a cookie ACK */
+	bool odd_layout;	/* timestamps, then NOP NOP: not what stacks send (synproxy_reopen) */
 };
 
 #define REOPEN_LIVE (FLOW_F_PASSIVE_OPEN | FLOW_F_ESTABLISHED | FLOW_F_HOST_ACKED)
 
 static const struct reopen_row reopen_rows[] = {
-	{ "closed_by_rst_cookie_ack_reopens", REOPEN_LIVE | FLOW_F_RST_REMOTE | FLOW_F_RST_REMOTE_OK,
-	  SP_PORT, true, true },
-	{ "closed_by_fins_cookie_ack_reopens", REOPEN_LIVE | FLOW_F_FIN_LOCAL | FLOW_F_FIN_REMOTE,
-	  SP_PORT, true, true },
-	{ "closed_by_host_rst_cookie_ack_reopens", REOPEN_LIVE | FLOW_F_RST_LOCAL, SP_PORT, true,
-	  true },
-	{ "closed_last_ack_translated", REOPEN_LIVE | FLOW_F_FIN_LOCAL | FLOW_F_FIN_REMOTE, SP_PORT,
-	  false, false },
-	{ "live_connection_cookie_like_ack_translated", REOPEN_LIVE, SP_PORT, true, false },
-	{ "closing_cookie_like_ack_translated", REOPEN_LIVE | FLOW_F_FIN_LOCAL, SP_PORT, true,
-	  false },
-	{ "unprotected_port_cookie_like_ack_translated", REOPEN_LIVE | FLOW_F_RST_LOCAL,
-	  SP_OPEN_PORT, true, false },
+	{ .name = "closed_by_rst_cookie_ack_reopens", .dport = SP_PORT, .cookie = true,
+	  .reopened = true,
+	  .flow_flags = REOPEN_LIVE | FLOW_F_RST_REMOTE | FLOW_F_RST_REMOTE_OK },
+	{ .name = "closed_by_fins_cookie_ack_reopens", .dport = SP_PORT, .cookie = true,
+	  .reopened = true, .flow_flags = REOPEN_LIVE | FLOW_F_FIN_LOCAL | FLOW_F_FIN_REMOTE },
+	{ .name = "closed_by_host_rst_cookie_ack_reopens", .dport = SP_PORT, .cookie = true,
+	  .reopened = true, .flow_flags = REOPEN_LIVE | FLOW_F_RST_LOCAL },
+	{ .name = "closed_last_ack_translated", .dport = SP_PORT,
+	  .flow_flags = REOPEN_LIVE | FLOW_F_FIN_LOCAL | FLOW_F_FIN_REMOTE },
+	{ .name = "live_connection_cookie_like_ack_translated", .dport = SP_PORT, .cookie = true,
+	  .flow_flags = REOPEN_LIVE },
+	{ .name = "closing_cookie_like_ack_translated", .dport = SP_PORT, .cookie = true,
+	  .flow_flags = REOPEN_LIVE | FLOW_F_FIN_LOCAL },
+	{ .name = "unprotected_port_cookie_like_ack_translated", .dport = SP_OPEN_PORT,
+	  .cookie = true, .flow_flags = REOPEN_LIVE | FLOW_F_RST_LOCAL },
+	{ .name = "closed_cookie_ack_in_an_odd_option_layout_translated", .dport = SP_PORT,
+	  .cookie = true, .odd_layout = true, .flow_flags = REOPEN_LIVE | FLOW_F_RST_LOCAL },
 };
 
 /* One row through prog; false when the cookie slot turned meanwhile (run it again). */
@@ -1305,9 +1310,15 @@ static bool check_reopen_try(const struct reopen_row *r, enum dp_prog prog, bool
 	ack = r->cookie ? cookie + 1 : REOPEN_WIRE_ISN + 1 + 612;
 	s.ack = ack;
 	s.window = 502;
-	pkt_opt_nop(&s);
-	pkt_opt_nop(&s);
+	if (!r->odd_layout) {
+		pkt_opt_nop(&s);
+		pkt_opt_nop(&s);
+	}
 	pkt_opt_timestamp(&s, CLIENT_TSVAL + 3, tsval);
+	if (r->odd_layout) {
+		pkt_opt_nop(&s);
+		pkt_opt_nop(&s);
+	}
 	in_len = pkt_build(&s, in, sizeof(in));
 	s.ack = ack - st.seq_delta;
 	want_len = pkt_build(&s, want, sizeof(want));
