@@ -24,7 +24,16 @@
 # goal of the issue (reported, not asserted). nginx runs one worker pinned
 # to CPU 1, wrk one thread pinned to CPU 0. B's port range is 1024-65535, so
 # few SYNs meet a TIME_WAIT socket of an earlier connection on A (the SYN
-# proxy leaves those to A's stack: syn_passed_socket). A keeps its TIME_WAIT
+# proxy leaves those to A's stack: syn_passed_socket). B keeps no TIME_WAIT
+# sockets (tcp_max_tw_buckets 0): wrk closes first whenever A's FIN comes
+# after the response by more than wrk takes to read it, which any program
+# on A's path (an XDP_PASS one as well) makes more frequent; one machine
+# playing every client then fills its own port space with them within
+# seconds (20,000 in 10 s here), and connect() spends its time searching
+# ports (perf: __inet_hash_connect and __inet_check_established at 40% of
+# the CPU samples, the rate halved, and the rows after it slower too: most
+# of the round-to-round spread of the first version of this bench). Real
+# clients are many machines, each with its own ports. A keeps its TIME_WAIT
 # sockets: without them (tcp_max_tw_buckets 0) the client's segments that
 # come after A's socket is gone find only the listener, and the local path
 # drops them as invalid cookie ACKs where A's stack would reset: B then
@@ -120,7 +129,8 @@ done
 in_ns "$NS_A" ethtool -K "$IF_A" tx off >/dev/null || fail "ethtool on $IF_A"
 in_ns "$NS_B" ethtool -K "$IF_B" tx off >/dev/null || fail "ethtool on $IF_B"
 in_ns "$NS_A" sysctl -qw net.ipv4.tcp_syncookies=1 || fail "sysctl in A"
-in_ns "$NS_B" sysctl -qw net.ipv4.ip_local_port_range="1024 65535" || fail "sysctl in B"
+in_ns "$NS_B" sysctl -qw net.ipv4.ip_local_port_range="1024 65535" net.ipv4.tcp_max_tw_buckets=0 ||
+	fail "sysctl in B"
 nginx_start "$NS_A" "$PORT" 1
 
 # The rows of each topology: NAME|what isnguard does|interface|attach options ("-": none).
@@ -212,8 +222,17 @@ p = json.load(sys.stdin); print(p.get("run_time_ns", 0), p.get("run_cnt", 0))'
 }
 
 # One run of ROW with the BPF statistics on: per program, the deltas.
+# The sweeper's runs and run time so far (its timer runs outside any
+# attached program, so the BPF statistics do not see it): "runs ns".
+sweeper_stats() {
+	local out
+	out=$(isng stats --json) || fail "isng stats --json"
+	echo "$(json_num sweep_runs <<<"$out") $(json_num sweep_ns <<<"$out")"
+}
+
 profile_row() { # TOPOLOGY ROW MODE URL IFACE OPTIONS
 	local topo=$1 row=$2 mode=$3 url=$4 iface=$5 opts=$6 ns progs id name t0 c0 t1 c1 req
+	local b0 b1 sr0 sn0 sr1 sn1
 	declare -A before=()
 	row_attach "$iface" "$opts"
 	ns=$ISNG_NS
@@ -222,12 +241,23 @@ profile_row() { # TOPOLOGY ROW MODE URL IFACE OPTIONS
 	while read -r id name; do
 		before[$id]=$(prog_stats "$id")
 	done <<<"$progs"
+	[ "$opts" = @xdp_pass ] || read -r sr0 sn0 <<<"$(sweeper_stats)"
+	read -r b0 _ <<<"$(cpu_jiffies)"
 	wrk_run "$NS_B" "$url" "$mode" "$conns" "$secs" "$E2E_WORK/wrk.out" ||
 		fail "wrk: $(tail -n 1 "$E2E_WORK/wrk.out")"
+	read -r b1 _ <<<"$(cpu_jiffies)"
+	req=$(wrk_figures "$E2E_WORK/wrk.out" | cut -d' ' -f1)
+	# The machine's busy CPU time over the run, as a pseudo-program.
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$topo" "$row" "$mode" "(CPU, whole machine)" "$req" \
+		0 $(((b1 - b0) * 1000000000 / $(getconf CLK_TCK))) >>"$profiles"
+	if [ "$opts" != @xdp_pass ]; then
+		read -r sr1 sn1 <<<"$(sweeper_stats)"
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$topo" "$row" "$mode" "(sweeper timer)" "$req" \
+			$((sr1 - sr0)) $((sn1 - sn0)) >>"$profiles"
+	fi
 	while read -r id name; do
 		read -r t0 c0 <<<"${before[$id]}"
 		read -r t1 c1 <<<"$(prog_stats "$id")"
-		req=$(wrk_figures "$E2E_WORK/wrk.out" | cut -d' ' -f1)
 		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$topo" "$row" "$mode" "$name" "$req" \
 			$((c1 - c0)) $((t1 - t0)) >>"$profiles"
 	done <<<"$progs"
@@ -345,6 +375,21 @@ for line in open(profiles):
         "ns_per_request": round(ns / req, 1) if req else None,
         "ns_per_packet": round(ns / cnt, 1) if cnt else None,
     })
+# Per profiled row: all its BPF time (programs and sweeper) against the
+# machine's busy CPU time, both per request and from the same run.
+out["share"] = []
+for key in dict.fromkeys((p["topology"], p["isnguard"], p["connection"]) for p in out["profile"]):
+    mine = [p for p in out["profile"] if (p["topology"], p["isnguard"], p["connection"]) == key]
+    cpu = [p for p in mine if p["program"] == "(CPU, whole machine)"]
+    bpf = sum(p["ns_per_request"] or 0 for p in mine if p["program"] != "(CPU, whole machine)")
+    if not cpu or not cpu[0]["ns_per_request"]:
+        continue
+    out["share"].append({
+        "topology": key[0], "isnguard": key[1], "connection": key[2],
+        "bpf_ns_per_request": round(bpf, 1),
+        "cpu_ns_per_request": cpu[0]["ns_per_request"],
+        "bpf_share": round(bpf / cpu[0]["ns_per_request"], 4),
+    })
 
 if as_json == "1":
     print(json.dumps({"conn_rate": out}))
@@ -379,4 +424,12 @@ if out["profile"]:
         print("%-8s %-14s %-15s %-22s %9d %9s %10s %9s" % (
             p["topology"], p["isnguard"], p["connection"], p["program"], p["requests"],
             p["packets_per_request"], p["ns_per_request"], p["ns_per_packet"]))
+    print("\nThe BPF time of each profiled row (its programs' and the sweeper's, with the"
+          " statistics' own two clock reads a run) as a share of the machine's busy CPU time")
+    print("%-8s %-14s %-15s %12s %12s %7s" %
+          ("topology", "isnguard", "connection", "BPF ns/req", "CPU ns/req", "share"))
+    for p in out["share"]:
+        print("%-8s %-14s %-15s %12.0f %12.0f %6.1f%%" % (
+            p["topology"], p["isnguard"], p["connection"], p["bpf_ns_per_request"],
+            p["cpu_ns_per_request"], 100 * p["bpf_share"]))
 EOF
