@@ -28,6 +28,11 @@ endif
 WARNINGS := -Wall -Wextra
 BPF_CFLAGS := -target bpf -O2 -g $(WARNINGS) -D__TARGET_ARCH_$(BPF_ARCH) \
 	-I$(dir $(VMLINUX_H)) -Iinclude -Ibpf -mcpu=v3 -MMD -MP
+# `make PROFILE=1 BUILD=build-profile`: the datapath times each run by outcome
+# (bpf/profile.h), for scripts/bench-conn.sh --outcomes; never a build to ship.
+ifeq ($(PROFILE),1)
+BPF_CFLAGS += -DISNGUARD_PROFILE
+endif
 CFLAGS ?= -O2 -g
 USER_CFLAGS := $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -I$(BUILD) -MMD -MP
 # Recursively expanded, so `make deps` can install pkg-config files first.

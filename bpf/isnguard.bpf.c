@@ -28,6 +28,7 @@
 #include "egress.h"
 #include "fastpath.h"
 #include "ingress.h"
+#include "profile.h"
 #include "sweeper.h"
 #include "synproxy.h"
 
@@ -89,6 +90,7 @@ static __always_inline int xdp_verdict(int stat)
 SEC("xdp")
 int isnguard_xdp(struct xdp_md *xdp)
 {
+	__u64 t0 = prof_start();
 	int stat = fastpath_ack(xdp);
 
 	/*
@@ -98,11 +100,13 @@ int isnguard_xdp(struct xdp_md *xdp)
 	 */
 	if (stat == STAT_ACK_TRANSLATED) {
 		stat_inc(STAT_ACK_TRANSLATED);
+		prof_end(ISN_PROF_XDP_FAST, stat, t0);
 		return XDP_PASS;
 	}
 	if (stat == FASTPATH_MISS)
 		stat = xdp_ingress(xdp, true);
 	stat_inc(stat);
+	prof_end(ISN_PROF_XDP, stat, t0);
 	return xdp_verdict(stat);
 }
 
@@ -110,6 +114,7 @@ int isnguard_xdp(struct xdp_md *xdp)
 SEC("xdp")
 int isnguard_xdp_cookie(struct xdp_md *xdp)
 {
+	__u64 t0 = prof_start();
 	int stat = xdp_ingress(xdp, false);
 
 	/*
@@ -122,6 +127,7 @@ int isnguard_xdp_cookie(struct xdp_md *xdp)
 	    stat == STAT_SYN_NOT_LOCAL || stat == STAT_SYN_BAD_CHECKSUM ||
 	    stat == STAT_SYN_OTHER_HOST || stat == STAT_DROP_ERROR)
 		stat_inc(stat);
+	prof_end(ISN_PROF_XDP_COOKIE, stat, t0);
 	return xdp_verdict(stat);
 }
 
@@ -149,6 +155,7 @@ SEC("tc")
 int isnguard_tc_ingress(struct __sk_buff *skb)
 {
 	struct ctx c = { .ctx = skb, .kind = CTX_SKB };
+	__u64 t0 = prof_start();
 	struct pkt pkt = {};
 	bool to_stack = false;
 	int stat, cookie;
@@ -185,6 +192,7 @@ int isnguard_tc_ingress(struct __sk_buff *skb)
 			stat = cookie;
 	}
 	stat_inc(stat);
+	prof_end(ISN_PROF_TC_INGRESS, stat, t0);
 	return to_stack ? TC_ACT_UNSPEC : tc_verdict(stat);
 }
 
@@ -193,8 +201,7 @@ int isnguard_tc_ingress(struct __sk_buff *skb)
  * owns. XDP has counted every packet already; this counts only its own
  * decisions on cookie ACKs.
  */
-SEC("tc")
-int isnguard_tc_cookie(struct __sk_buff *skb)
+static __always_inline int tc_cookie(struct __sk_buff *skb, int *stat_out)
 {
 	struct ctx c = { .ctx = skb, .kind = CTX_SKB };
 	struct flow_state *st;
@@ -204,6 +211,7 @@ int isnguard_tc_cookie(struct __sk_buff *skb)
 	bool opening;
 	int stat;
 
+	*stat_out = ISN_PROF_NO_STAT;
 	if (!synproxy_acks_wanted() || parse_packet(&c, &pkt, false) != PARSE_OK ||
 	    !synproxy_ack_candidate(&c, &pkt))
 		return TC_ACT_UNSPEC;
@@ -230,16 +238,29 @@ int isnguard_tc_cookie(struct __sk_buff *skb)
 	if (stat == SYNPROXY_NOT_MINE)
 		return TC_ACT_UNSPEC;
 	stat_inc(stat);
+	*stat_out = stat;
 	return to_stack ? TC_ACT_UNSPEC : tc_verdict(stat);
+}
+
+SEC("tc")
+int isnguard_tc_cookie(struct __sk_buff *skb)
+{
+	__u64 t0 = prof_start();
+	int stat, verdict = tc_cookie(skb, &stat);
+
+	prof_end(ISN_PROF_TC_COOKIE, stat, t0);
+	return verdict;
 }
 
 SEC("tc")
 int isnguard_tc_egress(struct __sk_buff *skb)
 {
 	struct ctx c = { .ctx = skb, .kind = CTX_SKB };
+	__u64 t0 = prof_start();
 	int stat = datapath_egress(&c);
 
 	stat_inc(stat);
+	prof_end(ISN_PROF_TC_EGRESS, stat, t0);
 	return tc_verdict(stat);
 }
 

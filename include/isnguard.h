@@ -448,6 +448,32 @@ struct link_info {
 
 #define ISN_MAX_LINKS 256
 
+/*
+ * `make PROFILE=1` (bpf/profile.h, scripts/bench-conn.sh --outcomes): the
+ * time of each program run by its outcome, the counter it moved, in the
+ * per-CPU array isn_prof (not pinned; `bpftool map dump name isn_prof`)
+ * at ISN_PROF_INDEX. Two clock reads a run: a build for measuring only.
+ */
+enum isn_prof_prog {
+	ISN_PROF_XDP,		/* isnguard_xdp's general path */
+	ISN_PROF_XDP_FAST,	/* isnguard_xdp's header prediction (bpf/fastpath.h) */
+	ISN_PROF_XDP_COOKIE,
+	ISN_PROF_TC_INGRESS,
+	ISN_PROF_TC_COOKIE,
+	ISN_PROF_TC_EGRESS,
+	ISN_PROF_PROGS,
+};
+
+/* Outcomes of a program: a counter, or ISN_PROF_NO_STAT (tc_cookie's early passes). */
+#define ISN_PROF_NO_STAT STAT_COUNT
+#define ISN_PROF_SLOTS (STAT_COUNT + 1)
+#define ISN_PROF_INDEX(prog, stat) ((prog) * ISN_PROF_SLOTS + (stat))
+
+struct isn_prof {
+	__u64 ns;
+	__u64 runs;
+};
+
 /* Maps, pinned with BTF under ISN_PIN_DIR by these names. */
 #define ISN_PIN_DIR "/sys/fs/bpf/isnguard"
 #define ISN_MAP_FLOWS "isn_flows"

@@ -48,10 +48,12 @@
 #                      [--only host|gateway] [--rows NAME,...] [--no-profile]
 #                      BUILD_DIR   (as root)
 #   --rows keeps only the named rows (and "none", every ratio's base).
+#   --outcomes: BUILD_DIR is a `make PROFILE=1` build (bpf/profile.h); the
+#   profile runs then also split each program's time by outcome.
 set -uo pipefail
 
 here=$(dirname "$(readlink -f "$0")")
-json=0 rounds=5 secs=2 conns=32 only='' profile=1 keep=''
+json=0 rounds=5 secs=2 conns=32 only='' profile=1 keep='' outcomes=0
 usage() {
 	sed -n '/^# Usage:/,/^set /{/^set /d;s/^# \{0,1\}//p}' "$0" >&2
 	exit 2
@@ -65,6 +67,7 @@ while [ $# -gt 0 ]; do
 	--only) only=${2:-}; shift ;;
 	--rows) keep=${2:-}; shift ;;
 	--no-profile) profile=0 ;;
+	--outcomes) outcomes=1 ;;
 	-h | --help) usage ;;
 	-*) echo "bench-conn: unknown option $1" >&2; usage ;;
 	*) break ;;
@@ -90,9 +93,10 @@ TCP_XFER=$build/tcp_xfer ISNGUARD=$build/isnguard
 . "$here/../tests/e2e/lib.sh"
 
 E2E_WORK=$(mktemp -d /tmp/isng-bench-conn.XXXXXX)
-results=$E2E_WORK/results.tsv profiles=$E2E_WORK/profile.tsv
+results=$E2E_WORK/results.tsv profiles=$E2E_WORK/profile.tsv outcome_list=$E2E_WORK/outcomes.tsv
 : >"$results"
 : >"$profiles"
+: >"$outcome_list"
 stats_before=$(sysctl -n kernel.bpf_stats_enabled)
 
 # What the set-up and the rows log goes to a file, shown if the bench fails;
@@ -255,6 +259,18 @@ profile_row() { # TOPOLOGY ROW MODE URL IFACE OPTIONS
 		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$topo" "$row" "$mode" "(sweeper timer)" "$req" \
 			$((sr1 - sr0)) $((sn1 - sn0)) >>"$profiles"
 	fi
+	if [ "$outcomes" = 1 ] && [ "$opts" != @xdp_pass ]; then
+		id=$(bpftool map show name isn_prof --json | python3 -c '
+import json, sys
+maps = json.load(sys.stdin)
+ids = [m["id"] for m in (maps if isinstance(maps, list) else [maps])]
+print(max(ids) if ids else "")') || fail "bpftool map show name isn_prof"
+		[ -n "$id" ] || fail "--outcomes: no isn_prof map (build with make PROFILE=1)"
+		bpftool map dump id "$id" --json >"$E2E_WORK/outcomes-$topo-$row-$mode.json" ||
+			fail "bpftool map dump id $id"
+		printf '%s\t%s\t%s\t%s\t%s\n' "$topo" "$row" "$mode" "$req" \
+			"$E2E_WORK/outcomes-$topo-$row-$mode.json" >>"$outcome_list"
+	fi
 	while read -r id name; do
 		read -r t0 c0 <<<"${before[$id]}"
 		read -r t1 c1 <<<"$(prog_stats "$id")"
@@ -301,14 +317,15 @@ run_topology() { # TOPOLOGY URL ROW...
 [ "$only" != host ] && run_topology gateway "$(http_url "$A4" "$PORT")" "${gateway_rows[@]}"
 
 # The tables (or JSON) from the raw figures.
-python3 - "$results" "$profiles" "$json" "$rounds" "$secs" "$conns" \
+python3 - "$results" "$profiles" "$json" "$rounds" "$secs" "$conns" "$outcome_list" \
+	"$here/../include/isnguard.h" \
 	"${host_rows[@]/#/host|}" "${gateway_rows[@]/#/gateway|}" >&3 <<'EOF'
-import json, os, random, statistics, sys
+import json, os, random, re, statistics, sys
 
 hz = os.sysconf("SC_CLK_TCK")	# /proc/stat's unit
 
-results, profiles, as_json, rounds, secs, conns = sys.argv[1:7]
-rows = [r.split("|") for r in sys.argv[7:]]
+results, profiles, as_json, rounds, secs, conns, outcome_list, header = sys.argv[1:9]
+rows = [r.split("|") for r in sys.argv[9:]]
 goal = {"rewrite": 0.97, "cookie_local": 0.95, "translate_xdp": 0.90, "translate_tc": 0.90}
 runs = {}
 for line in open(results):
@@ -391,6 +408,30 @@ for key in dict.fromkeys((p["topology"], p["isnguard"], p["connection"]) for p i
         "bpf_share": round(bpf / cpu[0]["ns_per_request"], 4),
     })
 
+# --outcomes: isn_prof's slots (include/isnguard.h), per request.
+stat_names = re.findall(r'X\(STAT_\w+,\s*"([^"]+)"\)', open(header).read())
+prof_progs = ["xdp", "xdp (header prediction)", "xdp_cookie", "tc_ingress", "tc_cookie",
+              "tc_egress"]
+out["outcomes"] = []
+for line in open(outcome_list):
+    topo, row, mode, req, path = line.rstrip("\n").split("\t")
+    slots = len(stat_names) + 1
+    for e in json.load(open(path)):
+        f = e["formatted"]
+        ns = sum(v["value"]["ns"] for v in f["values"])
+        runs = sum(v["value"]["runs"] for v in f["values"])
+        if not runs:
+            continue
+        prog, stat = divmod(f["key"], slots)
+        out["outcomes"].append({
+            "topology": topo, "isnguard": row,
+            "connection": "one per request" if mode == "close" else "keep-alive",
+            "program": prof_progs[prog] if prog < len(prof_progs) else str(prog),
+            "outcome": stat_names[stat] if stat < len(stat_names) else "(no counter)",
+            "runs_per_request": round(runs / int(req), 3), "ns_per_run": round(ns / runs, 1),
+            "ns_per_request": round(ns / int(req), 1),
+        })
+
 if as_json == "1":
     print(json.dumps({"conn_rate": out}))
     sys.exit(0)
@@ -432,4 +473,14 @@ if out["profile"]:
         print("%-8s %-14s %-15s %12.0f %12.0f %6.1f%%" % (
             p["topology"], p["isnguard"], p["connection"], p["bpf_ns_per_request"],
             p["cpu_ns_per_request"], 100 * p["bpf_share"]))
+if out["outcomes"]:
+    print("\nBy outcome (a make PROFILE=1 build: each run timed inside the program, two more"
+          " clock reads a run)")
+    print("%-8s %-14s %-15s %-24s %-28s %8s %8s %8s" % ("topology", "isnguard", "connection",
+          "program", "outcome", "runs/req", "ns/run", "ns/req"))
+    for p in sorted(out["outcomes"], key=lambda p: (p["topology"], p["isnguard"], p["connection"],
+                                                     -p["ns_per_request"])):
+        print("%-8s %-14s %-15s %-24s %-28s %8.2f %8.1f %8.1f" % (
+            p["topology"], p["isnguard"], p["connection"], p["program"], p["outcome"],
+            p["runs_per_request"], p["ns_per_run"], p["ns_per_request"]))
 EOF
