@@ -106,6 +106,11 @@ $(BUILD)/tcp_xfer: tests/e2e/tcp_xfer.c | $(BUILD)
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@ -lcrypto
 
 # End-to-end flood generator (tests/e2e): spoofed SYNs or ACKs from a test prefix, bounded.
+# LD_PRELOAD shim: wrk's connections from many source addresses (scripts/bench-conn.sh).
+$(BUILD)/src_spread.so: tests/e2e/src_spread.c | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(WARNINGS) -shared -fPIC -o $@ $< -ldl
+
 $(BUILD)/syn_flood: tests/e2e/syn_flood.c | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@
@@ -161,7 +166,7 @@ test-kernels: deps
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/bench_synproxy $(BUILD)/syn_flood \
-		$(BUILD)/verifier_budget $(BUILD)/tcp_xfer $(BUILD)/bench_sweeper
+		$(BUILD)/verifier_budget $(BUILD)/tcp_xfer $(BUILD)/bench_sweeper $(BUILD)/src_spread.so
 	$(Q)$(BUILD)/verifier_budget $(BUILD)/isnguard.bpf.o
 	$(Q)$(BUILD)/bench $(BENCH_ARGS)
 	$(Q)$(BUILD)/bench_synproxy $(BENCH_SYNPROXY_ARGS)

@@ -81,7 +81,7 @@ case $only in "" | host | gateway) ;; *) echo "bench-conn: --only host|gateway" 
 build=$(readlink -f "${1:-build}")
 
 [ "$(id -u)" -eq 0 ] || { echo "bench-conn: needs root" >&2; exit 1; }
-for f in isnguard tcp_xfer xdp_pass.bpf.o; do
+for f in isnguard tcp_xfer xdp_pass.bpf.o src_spread.so; do
 	[ -e "$build/$f" ] || { echo "bench-conn: no $build/$f (make bench builds it)" >&2; exit 1; }
 done
 for c in nginx wrk taskset bpftool python3 ethtool; do
@@ -136,6 +136,16 @@ in_ns "$NS_A" sysctl -qw net.ipv4.tcp_syncookies=1 || fail "sysctl in A"
 in_ns "$NS_B" sysctl -qw net.ipv4.ip_local_port_range="1024 65535" net.ipv4.tcp_max_tw_buckets=0 ||
 	fail "sysctl in B"
 nginx_start "$NS_A" "$PORT" 1
+# wrk's connections come from SPREAD addresses of B's subnet on each link
+# (tests/e2e/src_spread.c): from B's one address, its ports come round
+# every second or two at these rates and nearly every SYN met A's
+# TIME_WAIT socket of the tuple (the local-path row then answered 5% of
+# its SYNs with cookies, the rest went to A's stack: syn_passed_socket).
+SPREAD=224 SPREAD_HOST=10.200.3.16 SPREAD_GATEWAY=10.200.2.16
+for i in $(seq 0 $((SPREAD - 1))); do
+	echo "addr add 10.200.3.$((16 + i))/24 dev $IF_HB"
+	echo "addr add 10.200.2.$((16 + i))/24 dev $IF_B"
+done | ip -n "$NS_B" -batch - || fail "B's client addresses"
 
 # The rows of each topology: NAME|what isnguard does|interface|attach options ("-": none).
 # "floor" is no isnguard either, only an XDP_PASS program on the interface
@@ -184,6 +194,14 @@ row_detach() { # IFACE OPTIONS
 	ISNG_NS='' ISNG_IF=''
 }
 
+# wrk_run (lib.sh) with the connections spread over the topology's client addresses.
+spread_wrk() { # TOPOLOGY URL MODE FILE
+	local first=$SPREAD_HOST
+	[ "$1" = gateway ] && first=$SPREAD_GATEWAY
+	LD_PRELOAD=$build/src_spread.so SRC_SPREAD_FIRST=$first SRC_SPREAD_COUNT=$SPREAD \
+		wrk_run "$NS_B" "$2" "$3" "$conns" "$secs" "$4"
+}
+
 # One wrk run; appends TOPOLOGY ROW MODE ROUND and wrk's figures to the results.
 # Busy and stolen CPU time of the whole machine so far, in jiffies: user,
 # nice, system, irq and softirq; steal apart (/proc/stat's first line).
@@ -194,7 +212,8 @@ cpu_jiffies() {
 measure() { # TOPOLOGY ROW MODE ROUND URL
 	local topo=$1 row=$2 mode=$3 round=$4 url=$5 out=$E2E_WORK/wrk.out b0 s0 b1 s1
 	read -r b0 s0 <<<"$(cpu_jiffies)"
-	wrk_run "$NS_B" "$url" "$mode" "$conns" "$secs" "$out" || fail "wrk: $(tail -n 1 "$out")"
+	spread_wrk "$topo" "$url" "$mode" "$out" || fail "wrk: $(tail -n 1 "$out")"
+	grep -q src_spread "$out" && fail "wrk: $(grep -m 1 src_spread "$out")"
 	read -r b1 s1 <<<"$(cpu_jiffies)"
 	cat "$out"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$topo" "$row" "$mode" "$round" $((b1 - b0)) $((s1 - s0)) \
@@ -247,7 +266,7 @@ profile_row() { # TOPOLOGY ROW MODE URL IFACE OPTIONS
 	done <<<"$progs"
 	[ "$opts" = @xdp_pass ] || read -r sr0 sn0 <<<"$(sweeper_stats)"
 	read -r b0 _ <<<"$(cpu_jiffies)"
-	wrk_run "$NS_B" "$url" "$mode" "$conns" "$secs" "$E2E_WORK/wrk.out" ||
+	spread_wrk "$topo" "$url" "$mode" "$E2E_WORK/wrk.out" ||
 		fail "wrk: $(tail -n 1 "$E2E_WORK/wrk.out")"
 	read -r b1 _ <<<"$(cpu_jiffies)"
 	req=$(wrk_figures "$E2E_WORK/wrk.out" | cut -d' ' -f1)
