@@ -8,8 +8,8 @@
  * aligned timestamps, and NOP, NOP, SACK after them or alone) and get
  * ack and SACK edges -= delta with one checksum fix (a proxied flow's
  * TSecr and window then too). Anything else (VLAN tags, IP options,
- * fragments, SYN, FIN or RST, other option layouts, a flow still in its
- * handshake or closed, a proxied flow still opening) is left to the general path
+ * fragments, SYN or RST, other option layouts, a flow still in its
+ * handshake or closed, a proxied flow still opening, a proxied flow's FIN) is left to the general path
  * (parse.h, ingress.h), which handles every case and gives the same bytes
  * for these; tests/test_datapath.c checks both.
  */
@@ -27,8 +27,13 @@
 /* Not predicted: the general path takes the segment. */
 #define FASTPATH_MISS (-1)
 
-/* Flags a predicted segment must not have. ACK it must; PSH, URG, ECE and CWR may come. */
-#define FASTPATH_FLAGS_OFF (TCPF_SYN | TCPF_FIN | TCPF_RST)
+/*
+ * Flags a predicted segment must not have. ACK it must; PSH, URG, ECE, CWR
+ * and FIN may come: a FIN|ACK is translated alike and only marks the flow
+ * (FLOW_F_FIN_REMOTE), one per connection that the general path took
+ * before at twice the cost (make PROFILE=1, issue 18).
+ */
+#define FASTPATH_FLAGS_OFF (TCPF_SYN | TCPF_RST)
 
 /*
  * struct fastpath_scratch (include/isnguard.h): the key is built there, not
@@ -200,7 +205,8 @@ static __always_inline int fastpath_ack(struct xdp_md *xdp)
 	flow_flags = st->flags;
 	if (!(flow_flags & FLOW_F_ESTABLISHED) ||
 	    (flow_flags & (FLOW_F_PROXY_OPEN | FLOW_F_PROXY_ACK)) ||
-	    flow_phase_of(flow_flags) == FLOW_PHASE_CLOSED)
+	    flow_phase_of(flow_flags) == FLOW_PHASE_CLOSED ||
+	    ((flags & TCPF_FIN) && (flow_flags & FLOW_F_PROXIED)))
 		return FASTPATH_MISS;
 
 	delta = st->seq_delta;
@@ -216,6 +222,8 @@ static __always_inline int fastpath_ack(struct xdp_md *xdp)
 	th->check = (__sum16)~csum_fold32(csum_fold64(sum));
 	if (blocks)
 		stat_add(STAT_SACK_BLOCKS, blocks);
+	if (flags & TCPF_FIN)
+		flow_note_flags(st, FLOW_F_FIN_REMOTE);
 	if (flow_flags & FLOW_F_PROXIED) {
 		if (fastpath_proxied(xdp, st))
 			return STAT_DROP_ERROR;

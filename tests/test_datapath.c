@@ -517,10 +517,13 @@ static const struct translate_row translate_rows[] = {
 	  .sack_blocks = 2, .stat = STAT_ACK_TRANSLATED, .established = true, .predicted = true },
 	{ .desc = "established: 4 SACK blocks alone", .ingress = true, .flags = TH_ACK,
 	  .sack_blocks = 4, .payload = 5, .stat = STAT_ACK_TRANSLATED, .established = true, .predicted = true },
-	/* Left to the general path: */
 	{ .desc = "established: FIN", .ingress = true, .flags = TH_FIN | TH_ACK,
 	  .timestamps = true, .stat = STAT_ACK_TRANSLATED, .flow_flag = FLOW_F_FIN_REMOTE,
-	  .established = true },
+	  .established = true, .predicted = true },
+	{ .desc = "established: FIN with data", .ingress = true, .flags = TH_FIN | TH_ACK | TH_PSH,
+	  .payload = 20, .stat = STAT_ACK_TRANSLATED, .flow_flag = FLOW_F_FIN_REMOTE,
+	  .established = true, .predicted = true },
+	/* Left to the general path: */
 	{ .desc = "established: RST|ACK", .ingress = true, .flags = TH_RST | TH_ACK,
 	  .stat = STAT_ACK_TRANSLATED, .flow_flag = FLOW_F_RST_REMOTE, .established = true },
 	{ .desc = "established: IPv4 options", .ingress = true, .flags = TH_ACK,
