@@ -245,12 +245,12 @@ p = json.load(sys.stdin); print(p.get("run_time_ns", 0), p.get("run_cnt", 0))'
 }
 
 # One run of ROW with the BPF statistics on: per program, the deltas.
-# The sweeper's runs and run time so far (its timer runs outside any
-# attached program, so the BPF statistics do not see it): "runs ns".
+# The sweeper's slots and run time so far (its timer runs outside any
+# attached program, so the BPF statistics do not see it): "slots ns".
 sweeper_stats() {
 	local out
 	out=$(isng stats --json) || fail "isng stats --json"
-	echo "$(json_num sweep_runs <<<"$out") $(json_num sweep_ns <<<"$out")"
+	echo "$(json_num sweep_slots <<<"$out") $(json_num sweep_ns <<<"$out")"
 }
 
 profile_row() { # TOPOLOGY ROW MODE URL IFACE OPTIONS
@@ -275,7 +275,7 @@ profile_row() { # TOPOLOGY ROW MODE URL IFACE OPTIONS
 		0 $(((b1 - b0) * 1000000000 / $(getconf CLK_TCK))) >>"$profiles"
 	if [ "$opts" != @xdp_pass ]; then
 		read -r sr1 sn1 <<<"$(sweeper_stats)"
-		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$topo" "$row" "$mode" "(sweeper timer)" "$req" \
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$topo" "$row" "$mode" "(sweeper: slots)" "$req" \
 			$((sr1 - sr0)) $((sn1 - sn0)) >>"$profiles"
 	fi
 	if [ "$outcomes" = 1 ] && [ "$opts" != @xdp_pass ]; then
