@@ -9,8 +9,9 @@
  * ack and SACK edges -= delta with one checksum fix (a proxied flow's
  * TSecr and window then too). Anything else (VLAN tags, IP options,
  * fragments, SYN or RST, other option layouts, a flow still in its
- * handshake or closed, a proxied flow still opening, a proxied flow's FIN) is left to the general path
- * (parse.h, ingress.h), which handles every case and gives the same bytes
+ * handshake or closed, a proxied flow still opening, a proxied flow's
+ * FIN) is left to the general path (parse.h, ingress.h), which handles
+ * every case and gives the same bytes
  * for these; tests/test_datapath.c checks both.
  */
 #ifndef ISNGUARD_BPF_FASTPATH_H
