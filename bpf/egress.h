@@ -104,18 +104,8 @@ static __always_inline int egress_syn(const struct ctx *c, const struct pkt *pkt
 	else
 		tcpopt_walk(c, pkt, &opts);
 	if (opts.is_signed) {
-		/*
-		 * Never rewritten; forget any earlier flow on this tuple so
-		 * nothing is translated. From both tables: a promoted flow's
-		 * moved entry lingers in isn_opening and would match next.
-		 */
-		bool removed = bpf_map_delete_elem(&isn_flows, fk) == 0;
-
-		if (removed)
-			flow_count_add(-1);
-		removed |= bpf_map_delete_elem(&isn_opening, fk) == 0;
-		if (removed)
-			stat_inc(STAT_FLOW_REMOVED);
+		/* Never rewritten; forget any earlier flow on this tuple so nothing is translated. */
+		flow_forget(fk);
 		return STAT_PASS_TCP_SIGNED;
 	}
 	if (ctx_load_be32(c, pkt->l4_off + TCP_SEQ_OFF, &seq))

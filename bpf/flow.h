@@ -197,6 +197,21 @@ static __always_inline void flow_note(struct flow_state *st, __u32 new_flags, __
 }
 
 /*
+ * Removes the tuple's entries from both tables (a promoted flow's moved
+ * entry lingers in isn_opening and would match next), counted once.
+ */
+static __always_inline void flow_forget(const struct flow_key *fk)
+{
+	bool removed = bpf_map_delete_elem(&isn_flows, fk) == 0;
+
+	if (removed)
+		flow_count_add(-1);
+	removed |= bpf_map_delete_elem(&isn_opening, fk) == 0;
+	if (removed)
+		stat_inc(STAT_FLOW_REMOVED);
+}
+
+/*
  * The handshake is done: the flow leaves the handshake table for the flow
  * table, with a slot of that table's sweep queue. The old entry is not
  * deleted: LRU elements are reused at once, and another CPU may still hold

@@ -829,8 +829,8 @@ static __always_inline bool synproxy_invalid_to_stack(const struct flow_state *c
  * with a cookie of ours. The client reused the tuple and its SYN got a
  * cookie: the host had no socket left for it (the SYN proxy passes a SYN
  * that finds one), or, on the translate path, the entry was closed
- * (proxy_tuple_busy). Then the old entry goes, from both tables (a promoted
- * flow's moved entry would match next), and the ACK is left untranslated
+ * (proxy_tuple_busy). Then the old entry goes, from both tables
+ * (flow_forget), and the ACK is left untranslated
  * for the SYN proxy to judge again at tc. Otherwise (false) it is a late
  * segment of the old connection, translated as before. A closed entry
  * sees at most the last ACK of a close, so the hash runs about once a
@@ -851,7 +851,7 @@ static __always_inline bool synproxy_reopen(const struct ctx *c, const struct pk
 	struct flow_key fk;
 	struct syn_opts so;
 	struct tcphdr *th;
-	bool removed, opening;
+	bool opening;
 
 	if (!cfg || !in)
 		return false;
@@ -868,12 +868,7 @@ static __always_inline bool synproxy_reopen(const struct ctx *c, const struct pk
 	st = flow_lookup(&fk, &opening);
 	if (st && flow_phase_of(st->flags) != FLOW_PHASE_CLOSED)
 		return false;
-	removed = bpf_map_delete_elem(&isn_flows, &fk) == 0;
-	if (removed)
-		flow_count_add(-1);
-	removed |= bpf_map_delete_elem(&isn_opening, &fk) == 0;
-	if (removed)
-		stat_inc(STAT_FLOW_REMOVED);
+	flow_forget(&fk);
 	stat_inc(STAT_FLOW_REOPENED);
 	return true;
 }
