@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The sweeper's queues (include/isnguard.h, struct sweep_slot), one per
- * flow table, and how an entry gets its slot. bpf/sweeper.h runs them. A
- * slot is taken by an atomic add to the queue's tail, written, and its id
- * set last with an atomic exchange: the timer stops at a slot whose id is
- * still 0 and takes it on its next run.
+ * The sweeper's queues (include/isnguard.h, struct sweep_slot): one per
+ * flow table, whose slots are due an interval on, and isn_flows' long one
+ * (only the sweeper gives its slots), and how an entry gets its slot.
+ * bpf/sweeper.h runs them. A slot is taken by an atomic add to the
+ * queue's tail, written, and its id set last with an atomic exchange: the
+ * timer stops at a slot whose id is still 0 and takes it on its next run.
+ * An id tells its queue too (SWEEP_ID_LONG), so an entry's slot in one
+ * queue is never taken for its slot in the other.
  */
 #ifndef ISNGUARD_BPF_SWEEP_QUEUE_H
 #define ISNGUARD_BPF_SWEEP_QUEUE_H
@@ -21,7 +24,7 @@ struct {
 	__type(value, struct flow_sweeper);
 } isn_sweeper SEC(".maps");
 
-/* Sized by the loader (isn_sweep_flows_size, isn_sweep_opening_size). */
+/* Sized by the loader (isn_sweep_flows_size, isn_sweep_opening_size, isn_sweep_long_size). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, ISN_DEFAULT_MAX_FLOWS);
@@ -35,6 +38,13 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sweep_slot);
 } isn_sweep_opening SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ISN_DEFAULT_MAX_FLOWS);
+	__type(key, __u32);
+	__type(value, struct sweep_slot);
+} isn_sweep_long SEC(".maps");
 
 /*
  * The SYN paths' frames are near the verifier budget's 448 of 512 bytes
@@ -72,7 +82,7 @@ static __always_inline __u32 sweep_slot_take(struct flow_sweeper *sw, __u32 t,
 	__u32 size, id;
 	__u64 pos, *full;
 
-	t &= SWEEP_TABLES - 1;	/* two tables: the verifier sees the index bounded */
+	t &= SWEEP_QUEUE_SLOTS - 1;	/* the verifier sees the index bounded */
 	size = sw->size[t];
 	if (!size || sw->tail[t] - sw->head[t] + margin >= size) {
 		full = bpf_map_lookup_elem(&isn_stats, (const void *)&sweep_stat_full);
@@ -82,18 +92,31 @@ static __always_inline __u32 sweep_slot_take(struct flow_sweeper *sw, __u32 t,
 	}
 	pos = __sync_fetch_and_add(&sw->tail[t], 1);
 	*idx = (__u32)(pos % size);
-	slot = t == SWEEP_FLOWS ? bpf_map_lookup_elem(&isn_sweep_flows, idx)
-				: bpf_map_lookup_elem(&isn_sweep_opening, idx);
+	if (t == SWEEP_FLOWS)
+		slot = bpf_map_lookup_elem(&isn_sweep_flows, idx);
+	else if (t == SWEEP_OPENING)
+		slot = bpf_map_lookup_elem(&isn_sweep_opening, idx);
+	else
+		slot = bpf_map_lookup_elem(&isn_sweep_long, idx);
 	if (!slot)	/* cannot happen: idx < size, the map's size */
 		return 0;
 	__builtin_memcpy(&slot->key, fk, sizeof(slot->key));
 	slot->due = due;
-	id = (__u32)pos + 1;
+	id = ((__u32)pos + 1) & ~SWEEP_ID_LONG;
 	if (!id)
 		id = 1;		/* 0 means unwritten */
+	if (t == SWEEP_LONG)
+		id |= SWEEP_ID_LONG;
 	/* Published last, fully ordered: the timer reads the key only once it sees the id. */
 	__sync_lock_test_and_set(&slot->id, id);
 	return id;
+}
+
+/* Whether queue t has a slot free (no margin: the sweeper's own queue). */
+static __always_inline bool sweep_queue_room(const struct flow_sweeper *sw, __u32 t)
+{
+	t &= SWEEP_QUEUE_SLOTS - 1;
+	return sw->size[t] && sw->tail[t] - sw->head[t] < sw->size[t];
 }
 
 /*

@@ -2,15 +2,25 @@
 /*
  * The sweeper: one timer (map isn_sweeper) that expires the flow tables'
  * entries from their queues (bpf/sweep_queue.h). A run looks at the slots
- * that are due, oldest first, at most SWEEP_BATCH of them over both
+ * that are due, oldest first, at most SWEEP_BATCH of them over the three
  * queues: a slot whose entry is gone, or now another's (its sweep_id
  * differs), is dropped; an entry idle past its phase's timeout is removed;
- * a live one takes a new slot one interval on. The timer is set again for
- * the next slot due, 1 ms on while due slots are left, or an interval on
- * when both queues are empty. So an idle table costs a run per interval,
- * and no run looks at more than SWEEP_BATCH slots, whatever the tables'
- * size. The program isnguard_sweeper starts it; the loader runs that once
- * per attach (BPF_PROG_TEST_RUN), before any flow is made.
+ * a live one takes a new slot one interval on, or, an isn_flows entry with
+ * at least the long delay less an interval left (isn_sweep_long_ms: the
+ * shortest timeout less half an interval), one long delay on. The timer is set again for the next slot due, 1 ms on
+ * while due slots are left, or an interval on when the queues are empty.
+ * So an idle table costs a run per interval, no run looks at more than
+ * SWEEP_BATCH slots whatever the tables' size, and a connection's entry is
+ * looked at twice after it closes, not once an interval until its closed
+ * timeout (issue 18: at a steady rate of new connections, closed ones are
+ * most of the table). The delays follow isn_config (the interval, the
+ * timeouts) on each run; a slot due further on than its queue's
+ * delay now (taken before a timeout or the interval was shortened) is
+ * looked at at once, so the slots behind it are not held up. Looking at a
+ * slot early is harmless: its entry is removed only if idle past its
+ * timeout, else it takes a new slot. The program isnguard_sweeper starts it; the
+ * loader runs that once per attach (BPF_PROG_TEST_RUN), before any flow
+ * is made.
  */
 #ifndef ISNGUARD_BPF_SWEEPER_H
 #define ISNGUARD_BPF_SWEEPER_H
@@ -43,8 +53,13 @@ struct sweep_run {
 	struct flow_sweeper *sw;
 	__u64 now;
 	__u64 wait;		/* until the next run: the least of what the queues ask */
+	__u64 interval_ns;
+	__u64 long_ns;		/* the long queue's delay (0: not used) */
 	__u32 now_due;		/* now >> SWEEP_DUE_SHIFT */
-	__u32 due_next;		/* a live entry's next slot */
+	__u32 due_next;		/* a live entry's next slot, an interval on */
+	__u32 due_long;		/* or one long delay on */
+	__u32 interval_units;	/* the delays in SWEEP_DUE_SHIFT units, rounded up */
+	__u32 long_units;
 	__u32 looked;		/* slots looked at, both queues */
 	__u32 cut;		/* stopped by the clock (SWEEP_RUN_CUT_NS) */
 	__u32 idx;		/* a slot's index, as a map key */
@@ -57,8 +72,31 @@ static __always_inline void sweep_wait(struct sweep_run *r, __u64 wait)
 }
 
 /*
- * The head slot of queue t, whose table is map (isn_flows or isn_opening):
- * 0 to go on, 1 to stop (queue empty, or its head not due or not written).
+ * The next slot of a live entry that had one in queue t, with left ns to
+ * live if nothing comes: its id. An isn_flows entry goes to the long queue
+ * if it has at least the long delay less an interval left, to the interval
+ * queue otherwise; either way, to the queue it came from when the other
+ * is full (the slot just freed there is free).
+ */
+static __always_inline __u32 sweep_requeue(struct sweep_run *r, __u32 t, const struct flow_key *fk,
+					   __s64 left)
+{
+	__u32 q = t;
+
+	if (t != SWEEP_OPENING) {
+		q = r->long_ns && left + (__s64)r->interval_ns >= (__s64)r->long_ns ? SWEEP_LONG
+										   : SWEEP_FLOWS;
+		if (q != t && !sweep_queue_room(r->sw, q))
+			q = t;
+	}
+	return sweep_slot_take(r->sw, q, fk, q == SWEEP_LONG ? r->due_long : r->due_next, 0,
+			       &r->idx);
+}
+
+/*
+ * The head slot of queue t, whose table is map (isn_flows, or isn_opening
+ * for SWEEP_OPENING): 0 to go on, 1 to stop (queue empty, or its head not
+ * due or not written).
  */
 static __always_inline long sweep_step(struct sweep_run *r, __u32 t, void *queue, void *map)
 {
@@ -67,9 +105,10 @@ static __always_inline long sweep_step(struct sweep_run *r, __u32 t, void *queue
 	struct flow_state *st;
 	__u32 size, idx, id, flags;
 	__u64 head;
+	__s64 idle, timeout;
 	__s32 early;
 
-	t &= SWEEP_TABLES - 1;
+	t &= SWEEP_QUEUE_SLOTS - 1;
 	head = sw->head[t];
 	size = sw->size[t];
 	if (head == sw->tail[t] || !size)
@@ -84,7 +123,7 @@ static __always_inline long sweep_step(struct sweep_run *r, __u32 t, void *queue
 		return 1;
 	}
 	early = (__s32)(slot->due - r->now_due);
-	if (early > 0) {
+	if (early > 0 && early <= (__s32)(t == SWEEP_LONG ? r->long_units : r->interval_units)) {
 		sweep_wait(r, (__u64)early << SWEEP_DUE_SHIFT);
 		return 1;
 	}
@@ -95,18 +134,19 @@ static __always_inline long sweep_step(struct sweep_run *r, __u32 t, void *queue
 	if (!st || st->sweep_id != id)
 		return 0;	/* gone, or the tuple's newer entry has a slot of its own */
 	flags = st->flags;
-	if ((__s64)(r->now - st->last_seen_ns) >= (__s64)flow_timeout_ns(flags)) {
+	idle = (__s64)(r->now - st->last_seen_ns);
+	timeout = (__s64)flow_timeout_ns(flags);
+	if (idle >= timeout) {
 		/* st is not read after this: a deleted element is reused at once. */
 		if (bpf_map_delete_elem(map, &slot->key))
 			return 0;
-		if (t == SWEEP_FLOWS)
+		if (t != SWEEP_OPENING)
 			flow_count_add(-1);
 		if (!(flags & FLOW_F_MOVED))	/* a moved entry's flow lives on in isn_flows */
 			stat_inc(STAT_FLOW_EXPIRED);
 		return 0;
 	}
-	/* Live: the next look, one interval on, in the slot just freed if need be. */
-	st->sweep_id = sweep_slot_take(sw, t, &slot->key, r->due_next, 0, &r->idx);
+	st->sweep_id = sweep_requeue(r, t, &slot->key, timeout - idle);
 	return 0;
 }
 
@@ -138,6 +178,13 @@ static long sweep_step_opening(__u32 i, struct sweep_run *r)
 	return sweep_step(r, SWEEP_OPENING, &isn_sweep_opening, &isn_opening);
 }
 
+static long sweep_step_long(__u32 i, struct sweep_run *r)
+{
+	if (sweep_cut(i, r))
+		return 1;
+	return sweep_step(r, SWEEP_LONG, &isn_sweep_long, &isn_flows);
+}
+
 static __always_inline __u32 sweep_interval_ms(void)
 {
 	struct isn_config *cfg = config_get();
@@ -145,23 +192,52 @@ static __always_inline __u32 sweep_interval_ms(void)
 	return cfg && cfg->sweep_interval_ms ? cfg->sweep_interval_ms : ISN_SWEEP_INTERVAL_MS;
 }
 
+static __always_inline __u32 sweep_min(__u32 a, __u32 b)
+{
+	return a < b ? a : b;
+}
+
+/* The long queue's delay (ms, 0: not used), from the shortest timeout. */
+static __always_inline __u32 sweep_long_ms(__u32 interval_ms)
+{
+	struct isn_config *cfg = config_get();
+	__u32 opening = ISN_DEFAULT_TIMEOUT_OPENING, established = ISN_DEFAULT_TIMEOUT_ESTABLISHED;
+	__u32 closing = ISN_DEFAULT_TIMEOUT_CLOSING, closed = ISN_DEFAULT_TIMEOUT_CLOSED;
+
+	if (cfg) {
+		opening = cfg->timeout_opening ? cfg->timeout_opening : opening;
+		established = cfg->timeout_established ? cfg->timeout_established : established;
+		closing = cfg->timeout_closing ? cfg->timeout_closing : closing;
+		closed = cfg->timeout_closed ? cfg->timeout_closed : closed;
+	}
+	return isn_sweep_long_ms(sweep_min(sweep_min(opening, established),
+					   sweep_min(closing, closed)), interval_ms);
+}
+
 static int flow_sweeper_fire(void *map __maybe_unused, __u32 *key __maybe_unused,
 			     struct flow_sweeper *sw)
 {
 	__u32 interval_ms = sweep_interval_ms();
 	__u64 interval = (__u64)interval_ms * 1000000ULL, start = bpf_ktime_get_ns(), ns;
-	struct sweep_run r = { .sw = sw, .now = start, .wait = interval };
+	struct sweep_run r = { .sw = sw, .now = start, .wait = interval, .interval_ns = interval };
 	long n;
 
 	sw->interval_ms = interval_ms;	/* what new entries' slots are due by */
+	sw->long_ms = sweep_long_ms(interval_ms);
+	r.long_ns = (__u64)sw->long_ms * 1000000ULL;
 	r.now_due = (__u32)(start >> SWEEP_DUE_SHIFT);
 	r.due_next = sweep_due(sw, start);
+	r.due_long = (__u32)((start + r.long_ns) >> SWEEP_DUE_SHIFT);
+	r.interval_units = (__u32)(interval >> SWEEP_DUE_SHIFT) + 1;
+	r.long_units = (__u32)(r.long_ns >> SWEEP_DUE_SHIFT) + 1;
 	/*
 	 * Decided on bpf_loop's counts (the stopping step included), never on
 	 * r.looked: the verifier then need not tell one iteration's state
 	 * from the next.
 	 */
 	n = bpf_loop(SWEEP_BATCH, sweep_step_flows, &r, 0);
+	if (n < SWEEP_BATCH && !r.cut)
+		n = bpf_loop(SWEEP_BATCH - n, sweep_step_long, &r, 0) + n;
 	if (n < SWEEP_BATCH && !r.cut)
 		n = bpf_loop(SWEEP_BATCH - n, sweep_step_opening, &r, 0) + n;
 	if (n >= SWEEP_BATCH || r.cut)
@@ -231,6 +307,7 @@ static __always_inline int flow_sweeper_start(void)
 		return -1;
 	sw->size[SWEEP_FLOWS] = ((struct bpf_map *)&isn_sweep_flows)->max_entries;
 	sw->size[SWEEP_OPENING] = ((struct bpf_map *)&isn_sweep_opening)->max_entries;
+	sw->size[SWEEP_LONG] = ((struct bpf_map *)&isn_sweep_long)->max_entries;
 	sw->interval_ms = sweep_interval_ms();
 	if (!sw->armed) {
 		a.sw = sw;

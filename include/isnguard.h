@@ -232,16 +232,19 @@ struct flow_state {
 };
 
 /*
- * The sweeper (bpf/sweeper.h): one timer for all flows, and per flow table a
- * queue of slots (maps isn_sweep_flows, isn_sweep_opening: rings of
+ * The sweeper (bpf/sweeper.h): one timer for all flows, and queues of slots
+ * (maps isn_sweep_flows, isn_sweep_opening, isn_sweep_long: rings of
  * struct sweep_slot). A new entry takes a slot due one sweep interval
  * later; the timer looks at the slots that are due, oldest first, at most
  * SWEEP_BATCH per run: an entry idle past its phase's timeout is removed,
- * a live one takes a new slot one interval on. Every slot has the same
- * delay, so the queue is in due order and an idle table costs one look at
- * its head. One timer instead of one per flow: a new flow costs only its
- * insert and a slot, and nothing is left without expiry when a timer
- * allocation fails under a SYN flood.
+ * a live one takes a new slot one interval on, or, an isn_flows entry
+ * with long to live (a closed connection waiting out its closed timeout,
+ * an idle established one), one long delay on in the long queue (struct
+ * flow_sweeper, long_ms). Every slot of a queue has the same delay, so the
+ * queue is in due order and an idle table costs one look at its head. One
+ * timer instead of one per flow: a new flow costs only its insert and a
+ * slot, and nothing is left without expiry when a timer allocation fails
+ * under a SYN flood.
  */
 struct sweep_slot {
 	struct flow_key key;
@@ -252,20 +255,47 @@ struct sweep_slot {
 #define SWEEP_DUE_SHIFT 20
 /* At most this many slots per run of the timer: a few hundred us at a few hundred ns each. */
 #define ISN_SWEEP_BATCH 512
-enum sweep_table { SWEEP_FLOWS, SWEEP_OPENING, SWEEP_TABLES };
+/* The queues: one per table, every slot an interval on; and isn_flows' long one. */
+enum sweep_queue { SWEEP_FLOWS, SWEEP_OPENING, SWEEP_LONG, SWEEP_QUEUES };
+/* The per-queue arrays' length: a power of two, so a mask bounds an index for the verifier. */
+#define SWEEP_QUEUE_SLOTS 4
+/* A slot id (sweep_slot.id, flow_state.sweep_id) of the long queue has this bit; others, not. */
+#define SWEEP_ID_LONG 0x80000000U
 
-/* Map isn_sweeper, one entry. head/tail count slots taken and given, per table. */
+/* Map isn_sweeper, one entry. head/tail count slots taken and given, per queue. */
 struct flow_sweeper {
 	struct bpf_timer timer;
 	__u32 armed;		/* set once the timer runs */
-	__u32 pad;
-	__u32 size[SWEEP_TABLES];	/* slots in each queue (the start program reads the maps') */
-	__u64 head[SWEEP_TABLES];	/* next slot to look at; the timer alone moves it */
-	__u64 tail[SWEEP_TABLES];	/* next slot to give (atomic) */
+	__u32 long_ms;		/* the long queue's delay as of the last run (0: not used) */
+	__u32 size[SWEEP_QUEUE_SLOTS];	/* slots in each queue (the start program reads the maps') */
+	__u64 head[SWEEP_QUEUE_SLOTS];	/* next slot to look at; the timer alone moves it */
+	__u64 tail[SWEEP_QUEUE_SLOTS];	/* next slot to give (atomic) */
 	__u64 run_ns_max;	/* the longest run, ns */
 	__u32 run_slots_max;	/* the most slots one run looked at */
 	__u32 interval_ms;	/* isn_config's sweep_interval_ms as of the last run */
 };
+
+/*
+ * The long queue's delay, for the shortest of the four timeouts (s; the
+ * closed one at the defaults) and a sweep interval (ms): that timeout less
+ * half an interval. So a connection closed within half an interval of its
+ * entry's first look (the look is an interval after the entry is made, at
+ * most that much late) goes in at that look and is removed at its next:
+ * two looks, where one an interval took timeout / interval + 1 (ten at the
+ * defaults). An entry goes there only if its time left is at least this
+ * less an interval: none goes more than an interval past its timeout, as
+ * in the interval queue. A timeout shortened shortens the delay, and slots
+ * due further on than it are looked at at once (bpf/sweeper.h). 0 when it
+ * would save no look (a delay of no more than an interval).
+ */
+static inline __u32 isn_sweep_long_ms(__u32 shortest_s, __u32 interval_ms)
+{
+	__u64 timeout = (__u64)shortest_s * 1000, delay = timeout - interval_ms / 2;
+
+	if (timeout < interval_ms / 2 || delay <= interval_ms || delay > 0xffffffffULL)
+		return 0;
+	return (__u32)delay;
+}
 
 /*
  * The default sweep interval: each live flow is looked at once per interval,
@@ -488,6 +518,7 @@ struct isn_prof {
 #define ISN_MAP_SWEEPER "isn_sweeper"
 #define ISN_MAP_SWEEP_FLOWS "isn_sweep_flows"
 #define ISN_MAP_SWEEP_OPENING "isn_sweep_opening"
+#define ISN_MAP_SWEEP_LONG "isn_sweep_long"
 #define ISN_MAP_FLOW_COUNT "isn_flow_count"
 #define ISN_MAP_SYN_RESEND "isn_syn_resend"
 #define ISN_MAP_FASTPATH "isn_fastpath"	/* the program's own: not pinned */
@@ -539,6 +570,16 @@ static inline __u32 isn_sweep_flows_size(__u32 max_flows)
 static inline __u32 isn_sweep_opening_size(__u32 max_flows)
 {
 	return 2 * isn_opening_size(max_flows) + ISN_SWEEP_MARGIN;
+}
+
+/*
+ * The long queue: a slot per isn_flows entry (each entry has one slot, in
+ * one queue). Full (slots of entries gone other than by the sweeper wait
+ * there until due), an entry takes the interval queue's slot instead.
+ */
+static inline __u32 isn_sweep_long_size(__u32 max_flows)
+{
+	return isn_flows_capacity(max_flows);
 }
 
 /* ---- SYN cookies (bpf/cookie.h, bpf/synproxy.h; user/ref/cookie_ref.c) ---- */

@@ -60,7 +60,8 @@ cat <<'TAIL'
 .I /sys/fs/bpf/isnguard/
 the pinned maps: isn_flows, isn_opening, isn_config, isn_key (write-only),
 isn_stats, isn_links, isn_synproxy, isn_synproxy_ports, isn_syn_rate,
-isn_sweeper, isn_sweep_flows, isn_sweep_opening, isn_flow_count, isn_syn_resend
+isn_sweeper, isn_sweep_flows, isn_sweep_opening, isn_sweep_long, isn_flow_count,
+isn_syn_resend
 .TP
 .I isnguard@.service
 a systemd template unit: attach on start, detach \-\-keep\-state on stop

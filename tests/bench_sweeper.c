@@ -10,16 +10,28 @@
  * isn_sweep_interval_ms). The sweeper's own counters (sweep_ns, sweep_runs,
  * sweep_slots; per run, bpf_ktime_get_ns around its work) give its time:
  * - idle: both tables empty, for --seconds;
- * - full: --max-flows live flows (tests/bpf/sweep_fill.bpf.c), one interval
- *   after they were made, for --seconds; each is looked at once an interval;
+ * - full: --max-flows live flows (tests/bpf/sweep_fill.bpf.c), for
+ *   --seconds from when they were made: each is looked at once, at one
+ *   interval, and then waits in the long queue (a look per long delay: the
+ *   steady state is computed from the ns per slot measured here);
  * - expiring: the established timeout cut to 1 s, until every flow is gone
- *   (within an interval: each is removed at its next look).
+ *   (within an interval: each is removed at its next look; those in the
+ *   long queue are looked at at once, its delay cut with the timeout).
  * The baseline, tests/bpf/sweep_walk.bpf.c, is the old timer's work: both
  * tables walked whole, run through BPF_PROG_TEST_RUN on the empty and on
  * the full tables; the old timer did it once a second per 256 Ki of
  * --max-flows (ms/s = one walk / that interval).
  *
- * Usage: bench_sweeper [--max-flows N] [--interval-ms MS] [--seconds S] [--json]
+ * Then churn (issue 18): connections closed as soon as made, --churn-rate a
+ * second for CHURN_MAKE_S, at the default timeouts' proportions scaled ten
+ * times down (interval 1 s, closed timeout 9 s: long delay 8.5 s), until
+ * every one has expired: the sweeper's slots and ns per connection, with
+ * the long queue and, in the same run, without it (a second datapath
+ * object whose long queue has one slot: every flow stays in the interval
+ * queue, as before the long queue).
+ *
+ * Usage: bench_sweeper [--max-flows N] [--interval-ms MS] [--seconds S]
+ *                      [--churn-rate R] [--json]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -40,6 +52,11 @@
 #include "sweep_walk.skel.h"
 
 #define FILL_CHUNK 65536
+/* Churn: flows made for this long, in batches this far apart. */
+#define CHURN_MAKE_S 3
+#define CHURN_BATCH_MS 100
+#define CHURN_INTERVAL_MS 1000
+#define CHURN_CLOSED_S 9
 
 struct sample {
 	double t;
@@ -138,14 +155,14 @@ static int share_maps(struct bpf_object *obj)
 	return 0;
 }
 
-static int config_write(__u32 max_flows, __u32 interval_ms, __u32 established_s)
+static int config_write(__u32 max_flows, __u32 interval_ms, __u32 established_s, __u32 closed_s)
 {
 	struct isn_config cfg = {
 		.hash = ISN_HASH_SIPHASH,
 		.timeout_opening = ISN_DEFAULT_TIMEOUT_OPENING,
 		.timeout_established = established_s,
 		.timeout_closing = ISN_DEFAULT_TIMEOUT_CLOSING,
-		.timeout_closed = ISN_DEFAULT_TIMEOUT_CLOSED,
+		.timeout_closed = closed_s,
 		.sweep_interval_ms = interval_ms,
 		.max_flows = max_flows,
 	};
@@ -211,50 +228,15 @@ static int fail(const char *what, int err)
 	return 1;
 }
 
-int main(int argc, char **argv)
+/*
+ * The datapath object (the sweeper alone loaded) into dp, its maps sized as
+ * the loader sizes them for max_flows, the long queue long_slots (0: as the
+ * loader), and sweep_fill beside it sharing them. 0 or an exit code.
+ */
+static int load_dp(unsigned long max_flows, __u32 long_slots, struct sweep_fill **fill)
 {
-	static const struct option long_opts[] = {
-		{ "max-flows", required_argument, NULL, 'm' },
-		{ "interval-ms", required_argument, NULL, 'i' },
-		{ "seconds", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ 0 },
-	};
-	unsigned long max_flows = ISN_DEFAULT_MAX_FLOWS, interval_ms = 0, seconds = 0;
-	struct phase idle, full, expiring;
-	double walk_empty, walk_full, old_interval_s, expire_s, t0;
-	struct sample a, b;
-	struct sweep_fill *fill;
-	struct sweep_walk *walk;
 	struct bpf_program *prog;
-	bool json = false;
-	__u64 expired_before;
-	int c, err;
-
-	while ((c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
-		if (c == 'm')
-			max_flows = strtoul(optarg, NULL, 10);
-		else if (c == 'i')
-			interval_ms = strtoul(optarg, NULL, 10);
-		else if (c == 's')
-			seconds = strtoul(optarg, NULL, 10);
-		else if (c == 'j')
-			json = true;
-		else
-			return 2;
-	}
-	if (max_flows < ISN_SWEEP_BATCH || max_flows > 4 * 1024 * 1024) {
-		fprintf(stderr, "bench_sweeper: --max-flows %d-%d\n", ISN_SWEEP_BATCH,
-			4 * 1024 * 1024);
-		return 2;
-	}
-	if (!interval_ms)
-		interval_ms = isn_sweep_interval_ms((__u32)max_flows);
-	if (!seconds)
-		seconds = 2 * interval_ms / 1000 + 1;
-	ncpus = libbpf_num_possible_cpus();
-	if (ncpus <= 0)
-		return fail("count CPUs", ncpus);
+	int err;
 
 	dp = isnguard__open();
 	if (!dp)
@@ -266,16 +248,164 @@ int main(int argc, char **argv)
 	bpf_map__set_max_entries(dp->maps.isn_sweep_flows, isn_sweep_flows_size((__u32)max_flows));
 	bpf_map__set_max_entries(dp->maps.isn_sweep_opening,
 				 isn_sweep_opening_size((__u32)max_flows));
+	bpf_map__set_max_entries(dp->maps.isn_sweep_long,
+				 long_slots ? long_slots : isn_sweep_long_size((__u32)max_flows));
 	err = isnguard__load(dp);
 	if (err)
 		return fail("load isnguard.bpf.o", err);
-	fill = sweep_fill__open();
-	if (!fill || share_maps(fill->obj) || sweep_fill__load(fill))
+	*fill = sweep_fill__open();
+	if (!*fill || share_maps((*fill)->obj) || sweep_fill__load(*fill))
 		return fail("load sweep_fill.bpf.o", errno);
+	return 0;
+}
+
+struct churn {
+	__u64 flows;
+	double slots_per_flow;
+	double ns_per_flow;
+	double ns_per_slot;
+	double last_gone_s;	/* from the last batch made to the last flow gone */
+};
+
+/*
+ * Closed connections at rate a second for CHURN_MAKE_S, in batches every
+ * CHURN_BATCH_MS, with the interval and closed timeout of the churn (the
+ * sweeper started on the object in dp), until all are gone. 0 or an exit
+ * code.
+ */
+static int churn_run(struct sweep_fill *fill, unsigned long max_flows, unsigned long rate,
+		     struct churn *out)
+{
+	__u32 batch = (__u32)(rate * CHURN_BATCH_MS / 1000), made = 0;
+	double t0, t_last;
+	struct sample a, b;
+	int err;
+
+	err = config_write((__u32)max_flows, CHURN_INTERVAL_MS, ISN_DEFAULT_TIMEOUT_ESTABLISHED,
+			   CHURN_CLOSED_S);
+	if (err)
+		return fail("write the config", err);
+	err = run_prog(dp->progs.isnguard_sweeper, 1, NULL);
+	if (err)
+		return fail("start the sweeper (isnguard_sweeper)", err < 0 ? err : EIO);
+	usleep(CHURN_INTERVAL_MS * 1000 + 100000);	/* a run has read the config */
+	sample(&a);
+	t0 = a.t;
+	for (int i = 0; i < CHURN_MAKE_S * 1000 / CHURN_BATCH_MS; i++) {
+		fill->bss->fill = (struct fill_args){
+			.first = made,
+			.count = batch,
+			.mode = FILL_FLOWS,
+			.flags = FLOW_F_PASSIVE_OPEN | FLOW_F_HOST_ACKED | FLOW_F_ESTABLISHED |
+				 FLOW_F_FIN_LOCAL | FLOW_F_FIN_REMOTE,
+		};
+		err = run_prog(fill->progs.sweep_fill, 1, NULL);
+		if (err < 0)
+			return fail("run sweep_fill", err);
+		if (fill->bss->fill.made != batch) {
+			fprintf(stderr, "bench_sweeper: churn made %u of %u flows\n",
+				fill->bss->fill.made, batch);
+			return 1;
+		}
+		made += batch;
+		t0 += CHURN_BATCH_MS / 1000.0;
+		while (now_s() < t0)
+			usleep(1000);
+	}
+	t_last = now_s();
+	while (flow_count() > 0 && now_s() - t_last < CHURN_CLOSED_S + 3.0 * CHURN_INTERVAL_MS / 1000)
+		usleep(10000);
+	sample(&b);
+	if (flow_count() != 0) {
+		fprintf(stderr, "bench_sweeper: churn: %lld flows left\n", (long long)flow_count());
+		return 1;
+	}
+	/* Every slot of these flows has been looked at: the last removal was its entry's last. */
+	out->flows = made;
+	out->slots_per_flow = (double)(b.slots - a.slots) / made;
+	out->ns_per_flow = (double)(b.ns - a.ns) / made;
+	out->ns_per_slot = b.slots > a.slots ? (double)(b.ns - a.ns) / (double)(b.slots - a.slots) : 0;
+	out->last_gone_s = b.t - t_last;
+	return 0;
+}
+
+static void json_churn(struct json_writer *jw, const char *name, const struct churn *c)
+{
+	jw_name(jw, name);
+	jw_start_object(jw);
+	jw_uint_field(jw, "flows", c->flows);
+	jw_double_field(jw, "slots_per_flow", c->slots_per_flow, 2);
+	jw_double_field(jw, "ns_per_flow", c->ns_per_flow, 1);
+	jw_double_field(jw, "ns_per_slot", c->ns_per_slot, 1);
+	jw_double_field(jw, "last_gone_s", c->last_gone_s, 2);
+	jw_end_object(jw);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option long_opts[] = {
+		{ "max-flows", required_argument, NULL, 'm' },
+		{ "interval-ms", required_argument, NULL, 'i' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ "churn-rate", required_argument, NULL, 'r' },
+		{ "json", no_argument, NULL, 'j' },
+		{ 0 },
+	};
+	unsigned long max_flows = ISN_DEFAULT_MAX_FLOWS, interval_ms = 0, seconds = 0;
+	unsigned long churn_rate = 20000;
+	struct phase idle, full, expiring;
+	double walk_empty, walk_full, old_interval_s, expire_s, t0, long_s;
+	struct churn churn_long, churn_interval;
+	struct sample a, b;
+	struct sweep_fill *fill, *fill_interval;
+	struct sweep_walk *walk;
+	struct flow_sweeper sw;
+	bool json = false;
+	__u64 expired_before;
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+		if (c == 'm')
+			max_flows = strtoul(optarg, NULL, 10);
+		else if (c == 'i')
+			interval_ms = strtoul(optarg, NULL, 10);
+		else if (c == 's')
+			seconds = strtoul(optarg, NULL, 10);
+		else if (c == 'r')
+			churn_rate = strtoul(optarg, NULL, 10);
+		else if (c == 'j')
+			json = true;
+		else
+			return 2;
+	}
+	if (max_flows < ISN_SWEEP_BATCH || max_flows > 4 * 1024 * 1024) {
+		fprintf(stderr, "bench_sweeper: --max-flows %d-%d\n", ISN_SWEEP_BATCH,
+			4 * 1024 * 1024);
+		return 2;
+	}
+	if (churn_rate < 1000 / CHURN_BATCH_MS ||
+	    churn_rate * CHURN_MAKE_S > isn_flows_capacity((__u32)max_flows)) {
+		fprintf(stderr, "bench_sweeper: --churn-rate %d-%u (%d s of them fit the table)\n",
+			1000 / CHURN_BATCH_MS, isn_flows_capacity((__u32)max_flows) / CHURN_MAKE_S,
+			CHURN_MAKE_S);
+		return 2;
+	}
+	if (!interval_ms)
+		interval_ms = isn_sweep_interval_ms((__u32)max_flows);
+	if (!seconds)
+		seconds = 2 * interval_ms / 1000 + 1;
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus <= 0)
+		return fail("count CPUs", ncpus);
+
+	err = load_dp(max_flows, 0, &fill);
+	if (err)
+		return err;
 	walk = sweep_walk__open();
 	if (!walk || share_maps(walk->obj) || sweep_walk__load(walk))
 		return fail("load sweep_walk.bpf.o", errno);
-	err = config_write((__u32)max_flows, (__u32)interval_ms, ISN_DEFAULT_TIMEOUT_ESTABLISHED);
+	err = config_write((__u32)max_flows, (__u32)interval_ms, ISN_DEFAULT_TIMEOUT_ESTABLISHED,
+			   ISN_DEFAULT_TIMEOUT_CLOSED);
 	if (err)
 		return fail("write the config", err);
 	err = run_prog(dp->progs.isnguard_sweeper, 1, NULL);
@@ -291,7 +421,7 @@ int main(int argc, char **argv)
 	phase_of(&a, &b, &idle);
 	walk_empty = walk_ms(walk);
 
-	/* Full: max_flows live flows, made in chunks; measured from one interval on. */
+	/* Full: max_flows live flows, made in chunks; measured from then on. */
 	for (unsigned long first = 0; first < max_flows; first += FILL_CHUNK) {
 		fill->bss->fill = (struct fill_args){
 			.first = (__u32)first,
@@ -309,18 +439,18 @@ int main(int argc, char **argv)
 			max_flows);
 		return 1;
 	}
-	usleep((useconds_t)(interval_ms * 1000 + 200000));
 	sample(&a);
 	sleep((unsigned int)seconds);
 	sample(&b);
 	phase_of(&a, &b, &full);
+	long_s = sweeper_get(&sw) ? sw.long_ms / 1000.0 : 0;
 	walk_full = walk_ms(walk);
 
 	/* Expiring: every flow past the established timeout at its next look. */
 	expired_before = stat_sum(STAT_FLOW_EXPIRED);
 	sample(&a);
 	t0 = a.t;
-	err = config_write((__u32)max_flows, (__u32)interval_ms, 1);
+	err = config_write((__u32)max_flows, (__u32)interval_ms, 1, ISN_DEFAULT_TIMEOUT_CLOSED);
 	if (err)
 		return fail("write the config", err);
 	while (flow_count() > 0 && now_s() - t0 < 3.0 * interval_ms / 1000 + 5)
@@ -335,6 +465,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	/* Churn, with the long queue, then on an object whose long queue has one slot. */
+	err = churn_run(fill, max_flows, churn_rate, &churn_long);
+	if (err)
+		return err;
+	err = load_dp(max_flows, 1, &fill_interval);
+	if (err)
+		return err;
+	err = churn_run(fill_interval, max_flows, churn_rate, &churn_interval);
+	if (err)
+		return err;
+
 	if (json) {
 		struct json_writer jw;
 
@@ -348,6 +489,17 @@ int main(int argc, char **argv)
 		json_phase(&jw, "full", &full);
 		json_phase(&jw, "expiring", &expiring);
 		jw_double_field(&jw, "expire_all_s", expire_s, 2);
+		jw_double_field(&jw, "long_delay_s", long_s, 1);
+		jw_double_field(&jw, "full_steady_ms_per_s",
+				long_s > 0 ? max_flows * full.ns_per_slot / 1e6 / long_s : 0, 4);
+		jw_name(&jw, "churn");
+		jw_start_object(&jw);
+		jw_uint_field(&jw, "rate_per_s", churn_rate);
+		jw_uint_field(&jw, "interval_ms", CHURN_INTERVAL_MS);
+		jw_uint_field(&jw, "closed_timeout_s", CHURN_CLOSED_S);
+		json_churn(&jw, "long_queue", &churn_long);
+		json_churn(&jw, "interval_queue_only", &churn_interval);
+		jw_end_object(&jw);
 		jw_name(&jw, "old_walk");
 		jw_start_object(&jw);
 		jw_double_field(&jw, "interval_s", old_interval_s, 0);
@@ -362,9 +514,22 @@ int main(int argc, char **argv)
 	       "its work)\n", max_flows, interval_ms, ISN_SWEEP_BATCH);
 	print_phase("idle", &idle);
 	print_phase("full", &full);
+	if (long_s > 0)
+		printf("            (each flow looked at once, then waiting in the long queue: a look "
+		       "per %.1f s, %.4f ms/s at %.1f ns/slot)\n", long_s,
+		       max_flows * full.ns_per_slot / 1e6 / long_s, full.ns_per_slot);
 	print_phase("expiring", &expiring);
 	printf("  all %lu flows gone %.2f s after their timeout was cut to 1 s\n", max_flows,
 	       expire_s);
+	printf("churn: %lu closed connections a second for %d s (interval %d ms, closed timeout "
+	       "%d s), until all gone\n", churn_rate, CHURN_MAKE_S, CHURN_INTERVAL_MS,
+	       CHURN_CLOSED_S);
+	printf("  long queue            %5.2f slots/flow  %7.1f ns/flow  %6.1f ns/slot  last gone "
+	       "%.2f s after the last made\n", churn_long.slots_per_flow, churn_long.ns_per_flow,
+	       churn_long.ns_per_slot, churn_long.last_gone_s);
+	printf("  interval queue only   %5.2f slots/flow  %7.1f ns/flow  %6.1f ns/slot  last gone "
+	       "%.2f s after the last made\n", churn_interval.slots_per_flow,
+	       churn_interval.ns_per_flow, churn_interval.ns_per_slot, churn_interval.last_gone_s);
 	printf("before (the walk of both tables, once per %.0f s, one softirq run each):\n",
 	       old_interval_s);
 	printf("  idle      %8.4f ms/s  one run of %.3f ms\n", walk_empty / old_interval_s,

@@ -70,6 +70,7 @@ bool dp_setup(void)
 				     DP_FLOW_TABLE_SIZE + DP_OPENING_TABLE_SIZE + ISN_SWEEP_MARGIN) ||
 	    bpf_map__set_max_entries(skel->maps.isn_sweep_opening,
 				     2 * DP_OPENING_TABLE_SIZE + ISN_SWEEP_MARGIN) ||
+	    bpf_map__set_max_entries(skel->maps.isn_sweep_long, DP_FLOW_TABLE_SIZE) ||
 	    isnguard__load(skel)) {
 		FAIL("load isnguard.bpf.o: %s", strerror(errno));
 		isnguard__destroy(skel);

@@ -75,7 +75,7 @@ static void fill_key(uint32_t n, struct flow_key *fk)
 	fk->remote_port = htons(SWEEP_FILL_REMOTE_PORT);
 }
 
-static uint64_t queue_len(enum sweep_table t)
+static uint64_t queue_len(enum sweep_queue t)
 {
 	struct flow_sweeper sw;
 
@@ -83,21 +83,28 @@ static uint64_t queue_len(enum sweep_table t)
 }
 
 /*
- * Both tables emptied and every slot left in the queues looked at (each is
- * due within an interval): the test's slots are then the only ones.
+ * Both tables emptied and every slot left in the queues looked at: the
+ * test's slots are then the only ones. Slots of the long queue may be due
+ * up to a long delay on (89.5 s at the default timeouts, an hour after a
+ * test that set them all to 3600 s); with the closed timeout at 2 s for
+ * a moment, the delay is 1.5 s and the sweeper looks at them at once (a
+ * slot due further on than its queue's delay, bpf/sweeper.h).
  */
 static bool sweeper_clean(void)
 {
-	if (!dp_setup() || !dp_restore_config() || !dp_flows_clear())
+	if (!dp_setup() || !dp_flows_clear() ||
+	    !dp_set_timeouts(ISN_DEFAULT_TIMEOUT_OPENING, ISN_DEFAULT_TIMEOUT_ESTABLISHED,
+			     ISN_DEFAULT_TIMEOUT_CLOSING, 2))
 		return false;
 	for (int waited = 0; waited < 3 * DP_SWEEP_INTERVAL_MS; waited += 50) {
-		if (!queue_len(SWEEP_FLOWS) && !queue_len(SWEEP_OPENING))
-			return true;
+		if (!queue_len(SWEEP_FLOWS) && !queue_len(SWEEP_OPENING) && !queue_len(SWEEP_LONG))
+			return dp_restore_config();
 		usleep(50000);
 	}
-	FAIL("the sweep queues did not empty within %d ms (flows %llu, opening %llu slots)",
+	FAIL("the sweep queues did not empty within %d ms (flows %llu, opening %llu, long %llu slots)",
 	     3 * DP_SWEEP_INTERVAL_MS, (unsigned long long)queue_len(SWEEP_FLOWS),
-	     (unsigned long long)queue_len(SWEEP_OPENING));
+	     (unsigned long long)queue_len(SWEEP_OPENING), (unsigned long long)queue_len(SWEEP_LONG));
+	dp_restore_config();
 	return false;
 }
 
@@ -169,24 +176,47 @@ out:
 	dp_flows_clear();
 }
 
+/* Slots given so far in queue t (its tail). */
+static uint64_t queue_given(enum sweep_queue t)
+{
+	struct flow_sweeper sw;
+
+	return dp_sweeper_get(&sw) ? sw.tail[t] : 0;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * SEC_NS + (uint64_t)ts.tv_nsec;
+}
+
 /*
- * Live flows stay, each looked at once an interval: its slot, when due,
- * gives way to a new one (sweep_id changes), so the queue holds one slot
- * per flow however long they live.
+ * Live flows stay, each with one slot: when due, it gives way to a new one
+ * (sweep_id changes), so the queues hold one slot per flow however long
+ * they live. An established flow has far more than the long delay to live:
+ * after its first look it is looked at once a long delay (the closed
+ * timeout, 3 s here, less half an interval), in the long queue. Slots
+ * given are counted at the queues' tails: long slots of entries other
+ * tests removed may still be waiting there.
  */
 TEST(test_sweeper_keeps_live_flows_with_one_slot_each)
 {
 	enum { N = 1000 };
 	struct fill_args args = { .count = N, .mode = FILL_FLOWS, .flags = ESTABLISHED_FLAGS };
 	uint32_t first_id[3] = { 0 }, probe[3] = { 0, N / 2, N - 1 };
-	uint64_t slots, expired;
+	uint64_t expired, given_flows, given_long;
 	struct flow_state st;
 	struct flow_key fk;
 
-	if (!sweeper_clean())
+	if (!sweeper_clean() || !dp_set_timeouts(ISN_DEFAULT_TIMEOUT_OPENING,
+						 ISN_DEFAULT_TIMEOUT_ESTABLISHED,
+						 ISN_DEFAULT_TIMEOUT_CLOSING, 3))
 		goto out;
-	slots = dp_stat(STAT_SWEEP_SLOTS);
 	expired = dp_stat(STAT_FLOW_EXPIRED);
+	given_flows = queue_given(SWEEP_FLOWS);
+	given_long = queue_given(SWEEP_LONG);
 	if (!fill_run(&args) || !ASSERT_EQ(args.made, N, "flows made"))
 		goto out;
 	for (int i = 0; i < 3; i++) {
@@ -194,25 +224,294 @@ TEST(test_sweeper_keeps_live_flows_with_one_slot_each)
 		if (ASSERT_TRUE(dp_flow_get(&fk, &st), "probe flow"))
 			first_id[i] = st.sweep_id;
 		ASSERT_TRUE(first_id[i] != 0, "a new flow has a slot");
+		ASSERT_TRUE(!(first_id[i] & SWEEP_ID_LONG), "in the interval queue");
 	}
-	/* Two looks at each: slots due at 1 and 2 intervals. */
-	for (int waited = 0; waited < 4 * DP_SWEEP_INTERVAL_MS; waited += 50) {
-		if (dp_stat(STAT_SWEEP_SLOTS) - slots >= 2 * N)
+	/* Two looks at each: at one interval, then one long delay (2.5 s) later. */
+	for (int waited = 0; waited < 6 * DP_SWEEP_INTERVAL_MS; waited += 50) {
+		if (queue_given(SWEEP_LONG) - given_long >= 2 * N)
 			break;
 		usleep(50000);
 	}
-	ASSERT_TRUE(dp_stat(STAT_SWEEP_SLOTS) - slots >= 2 * N, "each flow looked at twice");
+	ASSERT_EQ(queue_given(SWEEP_LONG) - given_long, 2 * N,
+		  "two long slots given per flow, one a look");
+	ASSERT_EQ(queue_given(SWEEP_FLOWS) - given_flows, N,
+		  "interval slots given: the first of each flow alone");
+	ASSERT_EQ(queue_len(SWEEP_FLOWS), 0, "interval queue empty");
 	ASSERT_EQ(dp_flow_count(), N, "isn_flow_count");
 	ASSERT_EQ(dp_stat(STAT_FLOW_EXPIRED), expired, "flow_expired");
-	ASSERT_EQ(queue_len(SWEEP_FLOWS), N, "slots queued: one per flow");
 	for (int i = 0; i < 3; i++) {
 		fill_key(probe[i], &fk);
 		if (!ASSERT_TRUE(dp_flow_get(&fk, &st), "live flow kept"))
 			continue;
-		ASSERT_TRUE(st.sweep_id != first_id[i] && st.sweep_id != 0,
-			    "the flow's slot is a newer one");
+		ASSERT_TRUE(st.sweep_id != first_id[i] && (st.sweep_id & SWEEP_ID_LONG),
+			    "the flow's slot is a newer one, in the long queue");
 	}
 out:
+	dp_restore_config();
+	dp_flows_clear();
+}
+
+/*
+ * Issue 18: a connection's entry outlives it by the closed timeout, and at
+ * a steady rate of new connections the closed ones are most of the table.
+ * Each was looked at once an interval until then (timeout / interval + 1
+ * looks, ten at the defaults; five here, 4 s at 1 s); now twice: its first
+ * look puts it in the long queue (3.5 s on), whose look removes it. Not
+ * before its timeout, and at most an interval after it.
+ */
+TEST(test_sweeper_looks_at_a_closed_flow_twice)
+{
+	enum { N = 1000, CLOSED_S = 4 };
+	struct fill_args args = { .count = N, .mode = FILL_FLOWS,
+				  .flags = ESTABLISHED_FLAGS | FLOW_F_RST_LOCAL };
+	uint64_t expired, given_flows, given_long, t0, first_gone = 0, all_gone = 0;
+
+	if (!sweeper_clean() || !dp_set_timeouts(ISN_DEFAULT_TIMEOUT_OPENING,
+						 ISN_DEFAULT_TIMEOUT_ESTABLISHED,
+						 ISN_DEFAULT_TIMEOUT_CLOSING, CLOSED_S))
+		goto out;
+	expired = dp_stat(STAT_FLOW_EXPIRED);
+	given_flows = queue_given(SWEEP_FLOWS);
+	given_long = queue_given(SWEEP_LONG);
+	t0 = mono_ns();
+	if (!fill_run(&args) || !ASSERT_EQ(args.made, N, "closed flows made"))
+		goto out;
+	while (mono_ns() - t0 < (CLOSED_S + 4) * SEC_NS) {
+		int64_t left = dp_flow_count();
+
+		if (left < N && !first_gone)
+			first_gone = mono_ns() - t0;
+		if (left == 0) {
+			all_gone = mono_ns() - t0;
+			break;
+		}
+		usleep(20000);
+	}
+	ASSERT_TRUE(all_gone, "every closed flow removed");
+	ASSERT_EQ(dp_stat(STAT_FLOW_EXPIRED) - expired, N, "flow_expired");
+	ASSERT_EQ(queue_given(SWEEP_FLOWS) - given_flows, N,
+		  "interval slots given: each flow's first alone");
+	ASSERT_EQ(queue_given(SWEEP_LONG) - given_long, N, "long slots given: one per flow");
+	/* The fill's clock read is after t0: a flow goes no sooner than CLOSED_S after it. */
+	ASSERT_TRUE(first_gone >= CLOSED_S * SEC_NS, "none removed before its closed timeout");
+	ASSERT_TRUE(all_gone <= (CLOSED_S + 2) * SEC_NS,
+		    "all removed within an interval of it (and a second of slack)");
+	test_log("%d closed flows: first removed at %.2f s, last at %.2f s (closed timeout %d s, "
+		 "interval %d ms)", N, first_gone / 1e9, all_gone / 1e9, CLOSED_S,
+		 DP_SWEEP_INTERVAL_MS);
+out:
+	dp_restore_config();
+	dp_flows_clear();
+}
+
+/*
+ * A flow that closes while its slot is in the long queue has less left
+ * than the delay when that slot is due: it goes back to the interval queue
+ * and is removed within an interval of its closed timeout, not a long
+ * delay after it.
+ */
+TEST(test_sweeper_closed_in_the_long_queue_expires_on_time)
+{
+	enum { CLOSED_S = 4 };
+	struct fill_args args = { .first = 91, .count = 1, .mode = FILL_FLOWS,
+				  .flags = ESTABLISHED_FLAGS };
+	uint64_t given_flows, t_close = 0, gone = 0;
+	struct flow_state st;
+	struct flow_key fk;
+
+	if (!sweeper_clean() || !dp_set_timeouts(ISN_DEFAULT_TIMEOUT_OPENING,
+						 ISN_DEFAULT_TIMEOUT_ESTABLISHED,
+						 ISN_DEFAULT_TIMEOUT_CLOSING, CLOSED_S) ||
+	    !fill_run(&args) || !ASSERT_EQ(args.made, 1, "flow made"))
+		goto out;
+	fill_key(91, &fk);
+	for (int waited = 0; waited < 3 * DP_SWEEP_INTERVAL_MS; waited += 20) {
+		if (dp_flow_get(&fk, &st) && (st.sweep_id & SWEEP_ID_LONG))
+			break;
+		usleep(20000);
+	}
+	if (!ASSERT_TRUE(dp_flow_get(&fk, &st) && (st.sweep_id & SWEEP_ID_LONG),
+			 "the established flow's slot is in the long queue"))
+		goto out;
+	/* Its host resets it now (as the datapath records a RST: the flag, the time). */
+	given_flows = queue_given(SWEEP_FLOWS);
+	st.flags |= FLOW_F_RST_LOCAL;
+	t_close = mono_ns();
+	st.last_seen_ns = t_close;
+	if (!ASSERT_TRUE(dp_flow_put(&fk, &st), "the entry closed"))
+		goto out;
+	while (mono_ns() - t_close < (CLOSED_S + 4) * SEC_NS) {
+		if (!dp_flow_get(&fk, &st)) {
+			gone = mono_ns() - t_close;
+			break;
+		}
+		usleep(20000);
+	}
+	ASSERT_TRUE(gone >= CLOSED_S * SEC_NS, "not removed before its closed timeout");
+	ASSERT_TRUE(gone && gone <= (CLOSED_S + 2) * SEC_NS,
+		    "removed within an interval of it (and a second of slack), not a long delay on");
+	ASSERT_EQ(queue_given(SWEEP_FLOWS) - given_flows, 1,
+		  "back in the interval queue for its last look");
+	test_log("closed in the long queue: removed %.2f s after (closed timeout %d s)",
+		 gone / 1e9, CLOSED_S);
+out:
+	dp_restore_config();
+	dp_flows_clear();
+}
+
+/*
+ * The long queue full (slots of entries gone, as after a burst of
+ * removals): a live flow keeps its place in the interval queue rather than
+ * go without a slot, and nothing counts as sweep_queue_full (the sweeper
+ * frees a slot of the queue a flow leaves before it takes another). The
+ * long delay is 2.5 s here (closed timeout 3 s): the queue's slots fall
+ * due and go before the next test.
+ */
+TEST(test_sweeper_full_long_queue_keeps_a_flow_in_the_interval_queue)
+{
+	struct fill_args slots = { .mode = FILL_SLOTS, .queue = SWEEP_LONG };
+	struct fill_args args = { .first = 93, .count = 1, .mode = FILL_FLOWS,
+				  .flags = ESTABLISHED_FLAGS };
+	uint64_t full, given_flows, looked, waiting = UINT64_MAX;
+	struct flow_sweeper sw;
+	struct flow_state st;
+	struct flow_key fk;
+
+	if (!sweeper_clean() || !dp_set_timeouts(ISN_DEFAULT_TIMEOUT_OPENING,
+						 ISN_DEFAULT_TIMEOUT_ESTABLISHED,
+						 ISN_DEFAULT_TIMEOUT_CLOSING, 3))
+		goto out;
+	usleep(1100 * DP_SWEEP_INTERVAL_MS);	/* a run has read the long delay */
+	if (!dp_sweeper_get(&sw) || !ASSERT_EQ(sw.long_ms, 2500, "the long delay"))
+		goto out;
+	waiting = queue_len(SWEEP_LONG);
+	slots.count = (uint32_t)(sw.size[SWEEP_LONG] - waiting);
+	if (!fill_run(&slots) || !ASSERT_EQ(slots.made, slots.count, "the long queue filled"))
+		goto out;
+	full = dp_stat(STAT_SWEEP_QUEUE_FULL);
+	given_flows = queue_given(SWEEP_FLOWS);
+	if (!fill_run(&args) || !ASSERT_EQ(args.made, 1, "flow made"))
+		goto out;
+	looked = dp_stat(STAT_SWEEP_SLOTS);
+	for (int waited = 0; waited < 3 * DP_SWEEP_INTERVAL_MS; waited += 20) {
+		if (queue_given(SWEEP_FLOWS) - given_flows >= 2)
+			break;
+		usleep(20000);
+	}
+	ASSERT_TRUE(dp_stat(STAT_SWEEP_SLOTS) > looked, "the flow looked at");
+	ASSERT_EQ(queue_given(SWEEP_FLOWS) - given_flows, 2,
+		  "its first slot, then another in the interval queue");
+	fill_key(93, &fk);
+	if (ASSERT_TRUE(dp_flow_get(&fk, &st), "the flow kept"))
+		ASSERT_TRUE(st.sweep_id && !(st.sweep_id & SWEEP_ID_LONG),
+			    "its slot in the interval queue");
+	ASSERT_EQ(dp_stat(STAT_SWEEP_QUEUE_FULL), full, "sweep_queue_full");
+out:
+	dp_restore_config();
+	dp_flows_clear();
+	for (int waited = 0; waiting != UINT64_MAX && waited < 5 * DP_SWEEP_INTERVAL_MS; waited += 50) {
+		if (queue_len(SWEEP_LONG) <= waiting)
+			return;
+		usleep(50000);
+	}
+	if (waiting != UINT64_MAX)
+		FAIL("the long queue's filled slots not dropped within 5 intervals");
+}
+
+/*
+ * A timeout shortened takes effect at once: a slot due further on than its
+ * queue's delay now (taken at the default 89.5 s) is looked at on the next
+ * run, not held until due, and the slots behind it with it.
+ */
+TEST(test_sweeper_shorter_closed_timeout_takes_effect_at_once)
+{
+	struct fill_args args = { .first = 95, .count = 1, .mode = FILL_FLOWS,
+				  .flags = ESTABLISHED_FLAGS };
+	uint64_t given_long = 0, t_change = 0, looked = 0;
+	struct flow_sweeper sw;
+	struct flow_state st;
+	struct flow_key fk;
+	uint32_t id = 0;
+
+	if (!sweeper_clean() || !fill_run(&args) || !ASSERT_EQ(args.made, 1, "flow made"))
+		goto out;
+	fill_key(95, &fk);
+	for (int waited = 0; waited < 3 * DP_SWEEP_INTERVAL_MS; waited += 20) {
+		if (dp_flow_get(&fk, &st) && (st.sweep_id & SWEEP_ID_LONG))
+			break;
+		usleep(20000);
+	}
+	if (!ASSERT_TRUE(dp_flow_get(&fk, &st) && (st.sweep_id & SWEEP_ID_LONG),
+			 "in the long queue") ||
+	    !dp_sweeper_get(&sw) || !ASSERT_EQ(sw.long_ms, 89500, "the default long delay"))
+		goto out;
+	id = st.sweep_id;
+	given_long = queue_given(SWEEP_LONG);
+	t_change = mono_ns();
+	if (!dp_set_timeouts(ISN_DEFAULT_TIMEOUT_OPENING, ISN_DEFAULT_TIMEOUT_ESTABLISHED,
+			     ISN_DEFAULT_TIMEOUT_CLOSING, 4))
+		goto out;
+	while (mono_ns() - t_change < 5 * SEC_NS) {
+		if (dp_flow_get(&fk, &st) && st.sweep_id != id) {
+			looked = mono_ns() - t_change;
+			break;
+		}
+		usleep(20000);
+	}
+	ASSERT_TRUE(looked && looked <= 2 * DP_SWEEP_INTERVAL_MS * 1000000ULL,
+		    "looked at within two intervals of the change, not 89.5 s on");
+	ASSERT_TRUE(st.sweep_id & SWEEP_ID_LONG, "its new slot in the long queue");
+	ASSERT_EQ(queue_given(SWEEP_LONG) - given_long, 1, "one new long slot");
+	if (dp_sweeper_get(&sw))
+		ASSERT_EQ(sw.long_ms, 3500, "the long delay now");
+	test_log("looked at %.2f s after the closed timeout went from 90 s to 4 s", looked / 1e9);
+out:
+	dp_restore_config();
+	dp_flows_clear();
+}
+
+/*
+ * The long delay follows the shortest timeout, not the closed one alone:
+ * an established flow waiting in the long queue when the established
+ * timeout is cut (24 h to 2 s) is removed within an interval of the new
+ * timeout, not at its slot's 89.5 s.
+ */
+TEST(test_sweeper_shorter_established_timeout_reaches_the_long_queue)
+{
+	struct fill_args args = { .first = 97, .count = 1, .mode = FILL_FLOWS,
+				  .flags = ESTABLISHED_FLAGS };
+	uint64_t t_change = 0, gone = 0;
+	struct flow_state st;
+	struct flow_key fk;
+
+	if (!sweeper_clean() || !fill_run(&args) || !ASSERT_EQ(args.made, 1, "flow made"))
+		goto out;
+	fill_key(97, &fk);
+	for (int waited = 0; waited < 3 * DP_SWEEP_INTERVAL_MS; waited += 20) {
+		if (dp_flow_get(&fk, &st) && (st.sweep_id & SWEEP_ID_LONG))
+			break;
+		usleep(20000);
+	}
+	if (!ASSERT_TRUE(dp_flow_get(&fk, &st) && (st.sweep_id & SWEEP_ID_LONG),
+			 "in the long queue"))
+		goto out;
+	t_change = mono_ns();
+	if (!dp_set_timeouts(ISN_DEFAULT_TIMEOUT_OPENING, 2, ISN_DEFAULT_TIMEOUT_CLOSING,
+			     ISN_DEFAULT_TIMEOUT_CLOSED))
+		goto out;
+	while (mono_ns() - t_change < 6 * SEC_NS) {
+		if (!dp_flow_get(&fk, &st)) {
+			gone = mono_ns() - t_change;
+			break;
+		}
+		usleep(20000);
+	}
+	/* Idle since it was made, over an interval before the change: gone within 2 s + 1 s of it. */
+	ASSERT_TRUE(gone && gone <= 3 * SEC_NS + 500000000ULL,
+		    "removed within an interval of the new timeout (and half a second of slack)");
+	test_log("removed %.2f s after the established timeout went from 24 h to 2 s", gone / 1e9);
+out:
+	dp_restore_config();
 	dp_flows_clear();
 }
 
@@ -225,23 +524,32 @@ TEST(test_sweeper_drops_a_tuples_older_slot)
 {
 	struct fill_args args = { .first = 77, .count = 1, .mode = FILL_FLOWS,
 				  .flags = ESTABLISHED_FLAGS };
+	uint64_t slots, given_flows, given_long;
 	struct flow_state st;
 	struct flow_key fk;
-	uint64_t slots;
 
-	if (!sweeper_clean() || !fill_run(&args) || !ASSERT_EQ(args.made, 1, "first entry") ||
+	if (!sweeper_clean())
+		goto out;
+	given_flows = queue_given(SWEEP_FLOWS);
+	given_long = queue_given(SWEEP_LONG);
+	if (!fill_run(&args) || !ASSERT_EQ(args.made, 1, "first entry") ||
 	    !dp_flows_clear() || !fill_run(&args) || !ASSERT_EQ(args.made, 1, "second entry"))
 		goto out;
 	ASSERT_EQ(queue_len(SWEEP_FLOWS), 2, "two slots, one per entry made");
 	slots = dp_stat(STAT_SWEEP_SLOTS);
 	for (int waited = 0; waited < 3 * DP_SWEEP_INTERVAL_MS; waited += 50) {
-		if (dp_stat(STAT_SWEEP_SLOTS) - slots >= 2)
+		if (!queue_len(SWEEP_FLOWS))
 			break;
 		usleep(50000);
 	}
+	ASSERT_TRUE(dp_stat(STAT_SWEEP_SLOTS) - slots >= 2, "both slots looked at");
 	fill_key(77, &fk);
 	ASSERT_TRUE(dp_flow_get(&fk, &st), "the entry lives on");
-	ASSERT_EQ(queue_len(SWEEP_FLOWS), 1, "one slot left, the entry's");
+	ASSERT_EQ(queue_len(SWEEP_FLOWS), 0, "interval queue empty");
+	ASSERT_EQ(queue_given(SWEEP_FLOWS) - given_flows, 2, "interval slots: one per entry made");
+	ASSERT_EQ(queue_given(SWEEP_LONG) - given_long, 1,
+		  "one long slot given, the live entry's: the older slot dropped");
+	ASSERT_TRUE(st.sweep_id & SWEEP_ID_LONG, "the entry's slot is the long one");
 out:
 	dp_flows_clear();
 }

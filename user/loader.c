@@ -33,6 +33,7 @@ static const char *const pinned_maps[] = {
 	ISN_MAP_FLOWS, ISN_MAP_OPENING, ISN_MAP_CONFIG, ISN_MAP_KEY, ISN_MAP_STATS, ISN_MAP_LINKS,
 	ISN_MAP_SYNPROXY, ISN_MAP_SYNPROXY_PORTS, ISN_MAP_SYN_RATE, ISN_MAP_SWEEPER,
 	ISN_MAP_FLOW_COUNT, ISN_MAP_SYN_RESEND, ISN_MAP_SWEEP_FLOWS, ISN_MAP_SWEEP_OPENING,
+	ISN_MAP_SWEEP_LONG,
 };
 
 uint64_t netns_inode(void)
@@ -362,7 +363,7 @@ static int state_map_index(const char *name)
 static bool is_sweeper_map(const char *name)
 {
 	return !strcmp(name, ISN_MAP_SWEEPER) || !strcmp(name, ISN_MAP_SWEEP_FLOWS) ||
-	       !strcmp(name, ISN_MAP_SWEEP_OPENING);
+	       !strcmp(name, ISN_MAP_SWEEP_OPENING) || !strcmp(name, ISN_MAP_SWEEP_LONG);
 }
 
 /* The pinned map's info, and whether its type, key and value are map's. */
@@ -377,10 +378,11 @@ static bool pinned_layout_is(int fd, const struct bpf_map *map, struct bpf_map_i
 	       info->value_size == bpf_map__value_size(map);
 }
 
-/* Whether the sweeper's three maps are all pinned, each of this build's layout. */
+/* Whether the sweeper's four maps are all pinned, each of this build's layout. */
 static bool pinned_sweeper_reusable(struct isnguard *skel)
 {
-	const char *const names[] = { ISN_MAP_SWEEPER, ISN_MAP_SWEEP_FLOWS, ISN_MAP_SWEEP_OPENING };
+	const char *const names[] = { ISN_MAP_SWEEPER, ISN_MAP_SWEEP_FLOWS, ISN_MAP_SWEEP_OPENING,
+				      ISN_MAP_SWEEP_LONG };
 	struct bpf_map_info info;
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -1036,6 +1038,7 @@ static int open_object(const struct attach_request *req, bool l3, uint32_t max_f
 	bpf_map__set_max_entries((*skel)->maps.isn_opening, isn_opening_size(max_flows));
 	bpf_map__set_max_entries((*skel)->maps.isn_sweep_flows, isn_sweep_flows_size(max_flows));
 	bpf_map__set_max_entries((*skel)->maps.isn_sweep_opening, isn_sweep_opening_size(max_flows));
+	bpf_map__set_max_entries((*skel)->maps.isn_sweep_long, isn_sweep_long_size(max_flows));
 	return reuse_pinned_maps(*skel, req->ifname, km);
 }
 

@@ -438,7 +438,7 @@ test_attach_over_kept_state_of_another_layout() {
 	isng attach --xdp-mode skb lo || fail "isng attach lo (a second attachment)"
 	isng detach --keep-state "$IF_A" || fail "isng detach --keep-state"
 	rm -f "$PIN_DIR/isn_sweeper" "$PIN_DIR/isn_sweep_flows" "$PIN_DIR/isn_sweep_opening" \
-		"$PIN_DIR/isn_stats"
+		"$PIN_DIR/isn_sweep_long" "$PIN_DIR/isn_stats"
 	bpftool map create "$PIN_DIR/isn_sweeper" type array key 4 value 24 entries 1 \
 		name isn_sweeper || fail "bpftool: an old isn_sweeper"
 	bpftool map create "$PIN_DIR/isn_stats" type percpu_array key 4 value 8 entries 40 \
@@ -461,6 +461,7 @@ test_attach_over_kept_state_of_another_layout() {
 	[[ "$out" =~ "value "([0-9]+) ]] && [ "${BASH_REMATCH[1]}" != 24 ] ||
 		fail "isn_sweeper still the old one: $out"
 	[ -e "$PIN_DIR/isn_sweep_flows" ] || fail "no isn_sweep_flows pinned"
+	[ -e "$PIN_DIR/isn_sweep_long" ] || fail "no isn_sweep_long pinned"
 	bg_wait client
 	bg_wait server
 	assert_transfer_intact 24M client
