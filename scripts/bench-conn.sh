@@ -165,7 +165,42 @@ gateway_rows=(
 	"floor|no isnguard, an XDP_PASS program alone|$IF_MB|@xdp_pass"
 	"translate_xdp|SYN cookies, translate path, --ingress xdp|$IF_MB|--synproxy $PORT --synproxy-path translate --ingress xdp"
 	"translate_tc|SYN cookies, translate path, --ingress tc|$IF_MB|--synproxy $PORT --synproxy-path translate --ingress tc"
+	"nft_synproxy|no isnguard, the kernel's SYNPROXY (nftables on M)|$IF_MB|@nft_synproxy"
 )
+
+# The anchor issue 18 names for the translate path: the same work done by
+# the kernel's own SYN proxy on the same gateway (netfilter SYNPROXY through
+# nftables, as scripts/bench-synflood.sh --gateway sets it up): the client's
+# SYN untracked, answered with a cookie on M's forward hook, the cookie ACK
+# turned into M's own handshake with A, conntrack and seqadj translating
+# the rest. Its options are A's (MSS 1460, window scale 7, timestamps, SACK).
+# A cookie ACK must stay invalid for SYNPROXY, not be taken up mid-stream as
+# established: nf_conntrack_tcp_loose 0 in M, restored after the row.
+nft_synproxy_on() {
+	in_ns "$NS_M" nft -f - <<-EOF || fail "nft synproxy ruleset in M"
+	table ip isng_bench_sp {
+		chain pre {
+			type filter hook prerouting priority raw; policy accept;
+			tcp dport $PORT tcp flags syn notrack
+		}
+		chain forward {
+			type filter hook forward priority filter; policy accept;
+			tcp dport $PORT ct state invalid,untracked synproxy mss 1460 wscale 7 timestamp sack-perm
+			ct state invalid drop
+		}
+	}
+	EOF
+	# Read once the ruleset's ct expressions have brought conntrack in.
+	loose_before=$(in_ns "$NS_M" sysctl -n net.netfilter.nf_conntrack_tcp_loose) ||
+		fail "sysctl net.netfilter.nf_conntrack_tcp_loose in M"
+	in_ns "$NS_M" sysctl -qw net.netfilter.nf_conntrack_tcp_loose=0 || fail "sysctl tcp_loose=0 in M"
+}
+
+nft_synproxy_off() {
+	in_ns "$NS_M" nft delete table ip isng_bench_sp || fail "nft delete table in M"
+	in_ns "$NS_M" sysctl -qw net.netfilter.nf_conntrack_tcp_loose="$loose_before" ||
+		fail "sysctl tcp_loose in M"
+}
 
 row_attach() { # IFACE OPTIONS
 	local iface=$1 opts=$2
@@ -173,6 +208,10 @@ row_attach() { # IFACE OPTIONS
 	# shellcheck disable=SC2034 # read by isng and topo_down (lib.sh)
 	if [ "$iface" = "$IF_MB" ]; then ISNG_NS=$NS_M; else ISNG_NS=$NS_A; fi
 	ISNG_IF=$iface
+	if [ "$opts" = @nft_synproxy ]; then
+		nft_synproxy_on
+		return 0
+	fi
 	if [ "$opts" = @xdp_pass ]; then
 		ip -n "$ISNG_NS" link set dev "$iface" xdpdrv obj "$build/xdp_pass.bpf.o" sec xdp.frags ||
 			fail "XDP_PASS program on $ISNG_NS/$iface"
@@ -185,6 +224,11 @@ row_attach() { # IFACE OPTIONS
 
 row_detach() { # IFACE OPTIONS
 	[ "$1" = - ] && return 0
+	if [ "${2:-}" = @nft_synproxy ]; then
+		nft_synproxy_off
+		ISNG_NS='' ISNG_IF=''
+		return 0
+	fi
 	if [ "${2:-}" = @xdp_pass ]; then
 		ip -n "$ISNG_NS" link set dev "$1" xdpdrv off || fail "XDP_PASS program off $ISNG_NS/$1"
 		ISNG_NS='' ISNG_IF=''
@@ -264,7 +308,7 @@ profile_row() { # TOPOLOGY ROW MODE URL IFACE OPTIONS
 	while read -r id name; do
 		before[$id]=$(prog_stats "$id")
 	done <<<"$progs"
-	[ "$opts" = @xdp_pass ] || read -r sr0 sn0 <<<"$(sweeper_stats)"
+	[[ $opts == @* ]] || read -r sr0 sn0 <<<"$(sweeper_stats)"
 	read -r b0 _ <<<"$(cpu_jiffies)"
 	spread_wrk "$topo" "$url" "$mode" "$E2E_WORK/wrk.out" ||
 		fail "wrk: $(tail -n 1 "$E2E_WORK/wrk.out")"
@@ -273,12 +317,12 @@ profile_row() { # TOPOLOGY ROW MODE URL IFACE OPTIONS
 	# The machine's busy CPU time over the run, as a pseudo-program.
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$topo" "$row" "$mode" "(CPU, whole machine)" "$req" \
 		0 $(((b1 - b0) * 1000000000 / $(getconf CLK_TCK))) >>"$profiles"
-	if [ "$opts" != @xdp_pass ]; then
+	if [[ $opts != @* ]]; then
 		read -r sr1 sn1 <<<"$(sweeper_stats)"
 		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$topo" "$row" "$mode" "(sweeper: slots)" "$req" \
 			$((sr1 - sr0)) $((sn1 - sn0)) >>"$profiles"
 	fi
-	if [ "$outcomes" = 1 ] && [ "$opts" != @xdp_pass ]; then
+	if [ "$outcomes" = 1 ] && [[ $opts != @* ]]; then
 		id=$(bpftool map show name isn_prof --json | python3 -c '
 import json, sys
 maps = json.load(sys.stdin)
@@ -400,6 +444,19 @@ for topo, name, what, _iface, _opts in rows:
             "errors": sum(v[1] for v in mine.values()),
             "rates": [round(mine[r][0], 1) for r in sorted(mine)],
         })
+        # The translate path against the kernel's SYNPROXY doing the same
+        # work on the same gateway (issue 18's anchor), round by round.
+        anchor = runs.get((topo, "nft_synproxy", mode))
+        if name.startswith("translate") and anchor:
+            k = [mine[r][0] / anchor[r][0] for r in mine if r in anchor and anchor[r][0] > 0]
+            kc = [anchor[r][2] / mine[r][2] for r in mine if r in anchor and mine[r][2] > 0]
+            kci, kcci = median_ci(k), median_ci(kc)
+            out["rows"][-1].update({
+                "ratio_to_kernel_synproxy": round(statistics.median(k), 3),
+                "ratio_to_kernel_synproxy_ci95": [round(kci[0], 3), round(kci[1], 3)],
+                "cpu_ratio_to_kernel_synproxy": round(statistics.median(kc), 3),
+                "cpu_ratio_to_kernel_synproxy_ci95": [round(kcci[0], 3), round(kcci[1], 3)],
+            })
 for line in open(profiles):
     topo, row, mode, prog, req, cnt, ns = line.rstrip("\n").split("\t")
     req, cnt, ns = int(req), int(cnt), int(ns)
@@ -475,6 +532,15 @@ for r in out["rows"]:
         "" if none else "[%.3f-%.3f]" % tuple(r["cpu_ratio_ci95"]),
         "" if r["goal"] is None else "%.2f" % r["goal"], r["goal_verdict"] or "",
         r["errors"]))
+anchored = [r for r in out["rows"] if "ratio_to_kernel_synproxy" in r]
+if anchored:
+    print("\nThe translate path against the kernel's SYNPROXY (nftables on the same gateway,"
+          " same rounds): rate and CPU ratios, isnguard over nftables, [95% intervals]")
+    for r in anchored:
+        print("%-8s %-40s %-10s rate %.3f [%.3f-%.3f]  CPU %.3f [%.3f-%.3f]" % (
+            r["topology"], r["what"][:40], "close" if r["connection"] == "one per request"
+            else "keepalive", r["ratio_to_kernel_synproxy"], *r["ratio_to_kernel_synproxy_ci95"],
+            r["cpu_ratio_to_kernel_synproxy"], *r["cpu_ratio_to_kernel_synproxy_ci95"]))
 if out["profile"]:
     print("\nWhere it goes: each attached program's run count and run time over one run"
           " (kernel.bpf_stats_enabled=1), per request and per packet")
