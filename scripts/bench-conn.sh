@@ -14,7 +14,9 @@
 #            --ingress xdp and with --ingress tc. The senders compute
 #            checksums in full (tx offload off on a0 and b0), so XDP's
 #            incremental fix is right for what M forwards (README,
-#            --ingress tc); the same without isnguard.
+#            --ingress tc); the same without isnguard. And the anchor,
+#            the kernel's own SYNPROXY on M (nftables, no isnguard): each
+#            translate row's ratios to it are printed too.
 #
 # Each topology's rows run in the same rounds, interleaved (the order
 # rotates every round), ROUNDS rounds of SECONDS s per row and connection
@@ -306,6 +308,7 @@ profile_row() { # TOPOLOGY ROW MODE URL IFACE OPTIONS
 	progs=$(attached_progs "$ns" "$iface") || fail "bpftool net show dev $iface"
 	sysctl -qw kernel.bpf_stats_enabled=1 || fail "sysctl kernel.bpf_stats_enabled=1"
 	while read -r id name; do
+		[ -n "$id" ] || continue	# none attached: the nft_synproxy row
 		before[$id]=$(prog_stats "$id")
 	done <<<"$progs"
 	[[ $opts == @* ]] || read -r sr0 sn0 <<<"$(sweeper_stats)"
@@ -335,6 +338,7 @@ print(max(ids) if ids else "")') || fail "bpftool map show name isn_prof"
 			"$E2E_WORK/outcomes-$topo-$row-$mode.json" >>"$outcome_list"
 	fi
 	while read -r id name; do
+		[ -n "$id" ] || continue
 		read -r t0 c0 <<<"${before[$id]}"
 		read -r t1 c1 <<<"$(prog_stats "$id")"
 		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$topo" "$row" "$mode" "$name" "$req" \
