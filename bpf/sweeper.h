@@ -14,11 +14,11 @@
  * looked at twice after it closes, not once an interval until its closed
  * timeout (issue 18: at a steady rate of new connections, closed ones are
  * most of the table). The delays follow isn_config (the interval, the
- * timeouts) on each run; a slot due further on than its queue's
- * delay now (taken before a timeout or the interval was shortened) is
- * looked at at once, so the slots behind it are not held up. Looking at a
- * slot early is harmless: its entry is removed only if idle past its
- * timeout, else it takes a new slot. The program isnguard_sweeper starts it; the
+ * timeouts) on each run; a long slot due further on than the long delay
+ * now (taken before a timeout was shortened) is looked at at once, so the
+ * slots behind it are not held up. Looking at it early is harmless: its
+ * entry is removed only if idle past its timeout, else it takes a new
+ * slot. The program isnguard_sweeper starts it; the
  * loader runs that once per attach (BPF_PROG_TEST_RUN), before any flow
  * is made.
  */
@@ -58,9 +58,8 @@ struct sweep_run {
 	__u32 now_due;		/* now >> SWEEP_DUE_SHIFT */
 	__u32 due_next;		/* a live entry's next slot, an interval on */
 	__u32 due_long;		/* or one long delay on */
-	__u32 interval_units;	/* the delays in SWEEP_DUE_SHIFT units, rounded up */
-	__u32 long_units;
-	__u32 looked;		/* slots looked at, both queues */
+	__u32 long_units;	/* the long delay in SWEEP_DUE_SHIFT units, rounded up */
+	__u32 looked;		/* slots looked at, all queues */
 	__u32 cut;		/* stopped by the clock (SWEEP_RUN_CUT_NS) */
 	__u32 idx;		/* a slot's index, as a map key */
 };
@@ -122,8 +121,17 @@ static __always_inline long sweep_step(struct sweep_run *r, __u32 t, void *queue
 		sweep_wait(r, SWEEP_MIN_WAIT_NS);	/* a CPU is writing it */
 		return 1;
 	}
+	/*
+	 * Not due: wait. But a long slot due further on than the long delay
+	 * now (its timeouts shortened since) is looked at at once: only the
+	 * timer takes long slots, for entries that exist, and due_long and
+	 * now_due come from the same clock read. Not so an interval queue's:
+	 * a CPU publishes its slot before it inserts the entry, with its own
+	 * clock and the interval of the last run, and a look before the insert
+	 * would drop the entry's only slot.
+	 */
 	early = (__s32)(slot->due - r->now_due);
-	if (early > 0 && early <= (__s32)(t == SWEEP_LONG ? r->long_units : r->interval_units)) {
+	if (early > 0 && (t != SWEEP_LONG || early <= (__s32)r->long_units)) {
 		sweep_wait(r, (__u64)early << SWEEP_DUE_SHIFT);
 		return 1;
 	}
@@ -228,7 +236,6 @@ static int flow_sweeper_fire(void *map __maybe_unused, __u32 *key __maybe_unused
 	r.now_due = (__u32)(start >> SWEEP_DUE_SHIFT);
 	r.due_next = sweep_due(sw, start);
 	r.due_long = (__u32)((start + r.long_ns) >> SWEEP_DUE_SHIFT);
-	r.interval_units = (__u32)(interval >> SWEEP_DUE_SHIFT) + 1;
 	r.long_units = (__u32)(r.long_ns >> SWEEP_DUE_SHIFT) + 1;
 	/*
 	 * Decided on bpf_loop's counts (the stopping step included), never on

@@ -278,23 +278,30 @@ struct flow_sweeper {
 /*
  * The long queue's delay, for the shortest of the four timeouts (s; the
  * closed one at the defaults) and a sweep interval (ms): that timeout less
- * half an interval. So a connection closed within half an interval of its
- * entry's first look (the look is an interval after the entry is made, at
- * most that much late) goes in at that look and is removed at its next:
- * two looks, where one an interval took timeout / interval + 1 (ten at the
- * defaults). An entry goes there only if its time left is at least this
- * less an interval: none goes more than an interval past its timeout, as
- * in the interval queue. A timeout shortened shortens the delay, and slots
- * due further on than it are looked at at once (bpf/sweeper.h). 0 when it
- * would save no look (a delay of no more than an interval).
+ * half an interval, at most ISN_SWEEP_LONG_MAX_MS. An entry goes there only
+ * with at least this less an interval left before its timeout. So a
+ * connection that ended at least half an interval before its entry's
+ * first look (the look comes an interval after the entry is made, a little
+ * late at most) goes there at that look and is removed at the next: two
+ * looks where one an interval took timeout / interval + 1 (nine or ten at
+ * the defaults); one that ends later is looked at in the long queue while
+ * it lasts, and once an interval over the part of its closed timeout its
+ * last long slot does not cover. An entry waits there no more than an
+ * interval past its timeout, unless its phase changes with no segment from
+ * the host (a peer's RST to an idle connection: its next look ends it), or
+ * the interval queue is full when it should go back. A timeout shortened
+ * shortens the delay, and long slots due further on than it are looked at
+ * at once (bpf/sweeper.h). 0 when it would save no look (a delay of no
+ * more than an interval).
  */
+#define ISN_SWEEP_LONG_MAX_MS (24U * 3600 * 1000)	/* far below the due clock's 2^31 units */
 static inline __u32 isn_sweep_long_ms(__u32 shortest_s, __u32 interval_ms)
 {
 	__u64 timeout = (__u64)shortest_s * 1000, delay = timeout - interval_ms / 2;
 
-	if (timeout < interval_ms / 2 || delay <= interval_ms || delay > 0xffffffffULL)
+	if (timeout < interval_ms / 2 || delay <= interval_ms)
 		return 0;
-	return (__u32)delay;
+	return delay > ISN_SWEEP_LONG_MAX_MS ? ISN_SWEEP_LONG_MAX_MS : (__u32)delay;
 }
 
 /*

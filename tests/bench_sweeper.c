@@ -27,8 +27,8 @@
  * times down (interval 1 s, closed timeout 9 s: long delay 8.5 s), until
  * every one has expired: the sweeper's slots and ns per connection, with
  * the long queue and, in the same run, without it (a second datapath
- * object whose long queue has one slot: every flow stays in the interval
- * queue, as before the long queue).
+ * object whose long queue has one slot: all flows but the one at a time
+ * that slot holds stay in the interval queue, as before the long queue).
  *
  * Usage: bench_sweeper [--max-flows N] [--interval-ms MS] [--seconds S]
  *                      [--churn-rate R] [--json]

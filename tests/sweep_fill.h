@@ -21,11 +21,12 @@ struct fill_args {
 	__u32 made;	/* out: entries (or slots) made */
 	__u32 full;	/* out: refused, the queue full */
 	/*
-	 * FILL_SLOTS: the queue (enum sweep_queue); SWEEP_LONG's are taken as
-	 * the sweeper takes them, with no margin left free.
+	 * FILL_SLOTS: the queue (enum sweep_queue), and the slots' delay in ms
+	 * (0: the queue's own). SWEEP_LONG's are taken as the sweeper takes
+	 * them, with no margin left free.
 	 */
 	__u32 queue;
-	__u32 pad;
+	__u32 due_ms;
 };
 
 /* Tuple n: 10.(201 + n / 65536).(n / 256 % 256).(n % 256):40000 to 10.200.0.1:80. */

@@ -516,6 +516,39 @@ out:
 }
 
 /*
+ * A CPU publishes its slot before it inserts the entry, so the sweeper
+ * looks at an interval queue's slot only once it is due, however far on
+ * that is: a slot due 2.5 s on (as one taken just before the interval was
+ * shortened may be) waits through the runs of a 1 s interval, where a look
+ * before the insert would drop the entry's only slot.
+ */
+TEST(test_sweeper_waits_for_an_interval_slot_due_beyond_the_interval)
+{
+	struct fill_args slot = { .first = 99, .count = 1, .mode = FILL_SLOTS,
+				  .queue = SWEEP_FLOWS, .due_ms = 2500 };
+	uint64_t looked, t0;
+
+	if (!sweeper_clean())
+		goto out;
+	looked = dp_stat(STAT_SWEEP_SLOTS);
+	t0 = mono_ns();
+	if (!fill_run(&slot) || !ASSERT_EQ(slot.made, 1, "a slot taken, its entry not yet made"))
+		goto out;
+	usleep(1700 * DP_SWEEP_INTERVAL_MS);	/* a run or two of the 1 s interval */
+	ASSERT_EQ(queue_len(SWEEP_FLOWS), 1, "the slot still queued before it is due");
+	ASSERT_EQ(dp_stat(STAT_SWEEP_SLOTS), looked, "no slot looked at");
+	ASSERT_TRUE(mono_ns() - t0 < 2400000000ULL, "checked before it was due (the test slept too long)");
+	for (int waited = 0; waited < 3 * DP_SWEEP_INTERVAL_MS; waited += 50) {
+		if (!queue_len(SWEEP_FLOWS))
+			break;
+		usleep(50000);
+	}
+	ASSERT_EQ(queue_len(SWEEP_FLOWS), 0, "looked at once due, and dropped (no entry)");
+out:
+	dp_flows_clear();
+}
+
+/*
  * A tuple's entry removed and made again has two slots: the old one's id
  * is not the entry's, so it is dropped when due rather than taking the new
  * entry for its own (which would leave the entry two slots for good).

@@ -324,7 +324,7 @@ static int record_link(struct isnguard *skel, const struct attach_request *req, 
  * Pinned maps of another layout: state kept (`detach --keep-state`) by
  * another isnguard build, as over an upgrade. What this load can rebuild
  * it makes anew, and their pins are replaced once it has loaded: the
- * sweeper's map and queues, all three together (a new sweeper gives the
+ * sweeper's map and queues, all four together (a new sweeper gives the
  * kept flows their slots, bpf/sweeper.h), and the counters when this build
  * has more (their counts added; the ones appended since start at 0), but
  * not while an interface still runs the other build. Flow tables, key,

@@ -17,17 +17,22 @@
 
 struct fill_args fill;
 
-/* A slot of the long queue, as the sweeper takes one: no margin, due one long delay on. */
-static __always_inline __u32 fill_long_slot(const struct flow_key *fk, __u64 now)
+/*
+ * FILL_SLOTS: a slot alone, of queue fill.queue, due fill.due_ms on (0: the
+ * queue's delay); the long queue's as the sweeper takes them, no margin.
+ */
+static __always_inline __u32 fill_slot(const struct flow_key *fk, __u64 now)
 {
 	struct flow_sweeper *sw = sweeper_get();
 	__u32 *idx = bpf_map_lookup_elem(&isn_sweep_index, (const void *)&sweep_zero);
+	__u64 delay_ms;
 
 	if (!sw || !idx)
 		return 0;
-	return sweep_slot_take(sw, SWEEP_LONG, fk,
-			       (__u32)((now + (__u64)sw->long_ms * 1000000ULL) >> SWEEP_DUE_SHIFT), 0,
-			       idx);
+	delay_ms = fill.due_ms ? fill.due_ms : fill.queue == SWEEP_LONG ? sw->long_ms : sw->interval_ms;
+	return sweep_slot_take(sw, fill.queue, fk,
+			       (__u32)((now + delay_ms * 1000000ULL) >> SWEEP_DUE_SHIFT),
+			       fill.queue == SWEEP_LONG ? 0 : ISN_SWEEP_MARGIN, idx);
 }
 
 static long fill_one(__u32 i, void *ctx __maybe_unused)
@@ -45,8 +50,8 @@ static long fill_one(__u32 i, void *ctx __maybe_unused)
 	st->flags = fill.flags;
 	st->created_ns = now - fill.age_ns;
 	st->last_seen_ns = now - fill.age_ns;
-	if (fill.mode == FILL_SLOTS && fill.queue == SWEEP_LONG)
-		st->sweep_id = fill_long_slot(&fk, now);
+	if (fill.mode == FILL_SLOTS)
+		st->sweep_id = fill_slot(&fk, now);
 	else
 		st->sweep_id = fill.mode == FILL_UNQUEUED ? 0 : sweep_queue(SWEEP_FLOWS, &fk, now);
 	if (!st->sweep_id && fill.mode != FILL_UNQUEUED) {
