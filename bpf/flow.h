@@ -147,11 +147,15 @@ static __always_inline __u64 timeout_or_default(__u32 seconds, __u32 fallback)
 	return (__u64)(seconds ? seconds : fallback) * NSEC_PER_SEC;
 }
 
-/* How long a flow may stay idle in its phase (isn_config, or the defaults if unset). */
-static __always_inline __u64 flow_timeout_ns(__u32 flags)
+/*
+ * How long a flow may stay idle in its phase (isn_config, or the defaults
+ * if unset); a closed one, closed_ns (the closed timeout as the table's
+ * fill adapts it: the sweeper's, bpf/sweeper.h).
+ */
+static __always_inline __u64 flow_timeout_ns(__u32 flags, __u64 closed_ns)
 {
 	struct isn_config *cfg = config_get();
-	__u32 opening = 0, established = 0, closing = 0, closed = 0;
+	__u32 opening = 0, established = 0, closing = 0;
 
 	if (flags & FLOW_F_MOVED)
 		return FLOW_MOVED_LINGER_NS;
@@ -159,7 +163,6 @@ static __always_inline __u64 flow_timeout_ns(__u32 flags)
 		opening = cfg->timeout_opening;
 		established = cfg->timeout_established;
 		closing = cfg->timeout_closing;
-		closed = cfg->timeout_closed;
 	}
 	switch (flow_phase_of(flags)) {
 	case FLOW_PHASE_ESTABLISHED:
@@ -170,7 +173,7 @@ static __always_inline __u64 flow_timeout_ns(__u32 flags)
 	case FLOW_PHASE_CLOSING:
 		return timeout_or_default(closing, ISN_DEFAULT_TIMEOUT_CLOSING);
 	case FLOW_PHASE_CLOSED:
-		return timeout_or_default(closed, ISN_DEFAULT_TIMEOUT_CLOSED);
+		return closed_ns;
 	default:
 		return timeout_or_default(opening, ISN_DEFAULT_TIMEOUT_OPENING);
 	}

@@ -7,20 +7,21 @@
  * differs), is dropped; an entry idle past its phase's timeout is removed;
  * a live one takes a new slot one interval on, or, an isn_flows entry with
  * at least the long delay less an interval left (isn_sweep_long_ms: the
- * shortest timeout less half an interval), one long delay on. The timer is set again for the next slot due, 1 ms on
- * while due slots are left, or an interval on when the queues are empty.
- * So an idle table costs a run per interval, no run looks at more than
- * SWEEP_BATCH slots whatever the tables' size, and a connection's entry is
- * looked at twice after it closes, not once an interval until its closed
+ * shortest timeout less half an interval), one long delay on. The timer is
+ * set again for the next slot due, 1 ms on while due slots are left, or an
+ * interval on when the queues are empty. So an idle table costs a run per
+ * interval, no run looks at more than SWEEP_BATCH slots whatever the
+ * tables' size, and the entry of a connection that lasted less than half
+ * an interval is looked at twice, not once an interval until its closed
  * timeout (issue 18: at a steady rate of new connections, closed ones are
- * most of the table). The delays follow isn_config (the interval, the
- * timeouts) on each run; a long slot due further on than the long delay
- * now (taken before a timeout was shortened) is looked at at once, so the
- * slots behind it are not held up. Looking at it early is harmless: its
- * entry is removed only if idle past its timeout, else it takes a new
- * slot. The program isnguard_sweeper starts it; the
- * loader runs that once per attach (BPF_PROG_TEST_RUN), before any flow
- * is made.
+ * most of the table; isn_sweep_long_ms says what longer ones cost). The
+ * delays follow isn_config (the interval, the timeouts) on each run; a
+ * long slot due further on than the long delay now (taken before a
+ * timeout was shortened) is looked at at once, so the slots behind it are
+ * not held up. Looking at it early is harmless: its entry is removed only
+ * if idle past its timeout, else it takes a new slot. The program
+ * isnguard_sweeper starts it; the loader runs that once per attach
+ * (BPF_PROG_TEST_RUN), before any flow is made.
  */
 #ifndef ISNGUARD_BPF_SWEEPER_H
 #define ISNGUARD_BPF_SWEEPER_H
@@ -55,6 +56,7 @@ struct sweep_run {
 	__u64 wait;		/* until the next run: the least of what the queues ask */
 	__u64 interval_ns;
 	__u64 long_ns;		/* the long queue's delay (0: not used) */
+	__u64 closed_ns;	/* the closed timeout, adapted to the table's fill */
 	__u32 now_due;		/* now >> SWEEP_DUE_SHIFT */
 	__u32 due_next;		/* a live entry's next slot, an interval on */
 	__u32 due_long;		/* or one long delay on */
@@ -143,7 +145,7 @@ static __always_inline long sweep_step(struct sweep_run *r, __u32 t, void *queue
 		return 0;	/* gone, or the tuple's newer entry has a slot of its own */
 	flags = st->flags;
 	idle = (__s64)(r->now - st->last_seen_ns);
-	timeout = (__s64)flow_timeout_ns(flags);
+	timeout = (__s64)flow_timeout_ns(flags, r->closed_ns);
 	if (idle >= timeout) {
 		/* st is not read after this: a deleted element is reused at once. */
 		if (bpf_map_delete_elem(map, &slot->key))
@@ -205,21 +207,34 @@ static __always_inline __u32 sweep_min(__u32 a, __u32 b)
 	return a < b ? a : b;
 }
 
-/* The long queue's delay (ms, 0: not used), from the shortest timeout. */
-static __always_inline __u32 sweep_long_ms(__u32 interval_ms)
+/* The closed timeout (ms) as the table's fill adapts it (isn_closed_timeout_ms). */
+static __always_inline __u32 sweep_closed_ms(void)
+{
+	struct isn_config *cfg = config_get();
+	__u32 zero = 0, closed = ISN_DEFAULT_TIMEOUT_CLOSED;
+	__s64 *count = bpf_map_lookup_elem(&isn_flow_count, &zero);
+
+	if (cfg && cfg->timeout_closed)
+		closed = cfg->timeout_closed;
+	return isn_closed_timeout_ms(closed, count ? *count : 0, cfg ? cfg->max_flows : 0);
+}
+
+/* The long queue's delay (ms, 0: not used), from the shortest timeout, closed_ms the closed one. */
+static __always_inline __u32 sweep_long_ms(__u32 interval_ms, __u32 closed_ms)
 {
 	struct isn_config *cfg = config_get();
 	__u32 opening = ISN_DEFAULT_TIMEOUT_OPENING, established = ISN_DEFAULT_TIMEOUT_ESTABLISHED;
-	__u32 closing = ISN_DEFAULT_TIMEOUT_CLOSING, closed = ISN_DEFAULT_TIMEOUT_CLOSED;
+	__u32 closing = ISN_DEFAULT_TIMEOUT_CLOSING, shortest;
 
 	if (cfg) {
 		opening = cfg->timeout_opening ? cfg->timeout_opening : opening;
 		established = cfg->timeout_established ? cfg->timeout_established : established;
 		closing = cfg->timeout_closing ? cfg->timeout_closing : closing;
-		closed = cfg->timeout_closed ? cfg->timeout_closed : closed;
 	}
-	return isn_sweep_long_ms(sweep_min(sweep_min(opening, established),
-					   sweep_min(closing, closed)), interval_ms);
+	/* In ms: none of them past 49 days (ISN_SWEEP_LONG_MAX_MS caps the delay anyway). */
+	shortest = sweep_min(sweep_min(opening, established), closing);
+	shortest = shortest > 4000000 ? 4000000000U : shortest * 1000;
+	return isn_sweep_long_ms(sweep_min(shortest, closed_ms), interval_ms);
 }
 
 static int flow_sweeper_fire(void *map __maybe_unused, __u32 *key __maybe_unused,
@@ -231,8 +246,15 @@ static int flow_sweeper_fire(void *map __maybe_unused, __u32 *key __maybe_unused
 	long n;
 
 	sw->interval_ms = interval_ms;	/* what new entries' slots are due by */
-	sw->long_ms = sweep_long_ms(interval_ms);
-	r.long_ns = (__u64)sw->long_ms * 1000000ULL;
+	/*
+	 * Read back from the map: the verifier then takes them as any value,
+	 * not one per path through the arithmetic, and verifies the loops'
+	 * callbacks once rather than once a path.
+	 */
+	sw->closed_ms = sweep_closed_ms();
+	r.closed_ns = (__u64)*(volatile __u32 *)&sw->closed_ms * 1000000ULL;
+	sw->long_ms = sweep_long_ms(interval_ms, *(volatile __u32 *)&sw->closed_ms);
+	r.long_ns = (__u64)*(volatile __u32 *)&sw->long_ms * 1000000ULL;
 	r.now_due = (__u32)(start >> SWEEP_DUE_SHIFT);
 	r.due_next = sweep_due(sw, start);
 	r.due_long = (__u32)((start + r.long_ns) >> SWEEP_DUE_SHIFT);

@@ -273,11 +273,14 @@ struct flow_sweeper {
 	__u64 run_ns_max;	/* the longest run, ns */
 	__u32 run_slots_max;	/* the most slots one run looked at */
 	__u32 interval_ms;	/* isn_config's sweep_interval_ms as of the last run */
+	__u32 closed_ms;	/* the closed timeout as of the last run, adapted (isn_closed_timeout_ms) */
+	__u32 pad;
 };
 
 /*
- * The long queue's delay, for the shortest of the four timeouts (s; the
- * closed one at the defaults) and a sweep interval (ms): that timeout less
+ * The long queue's delay, for the shortest of the four timeouts (ms, the
+ * closed one as adapted; the closed one at the defaults) and a sweep
+ * interval (ms): that timeout less
  * half an interval, at most ISN_SWEEP_LONG_MAX_MS. An entry goes there only
  * with at least this less an interval left before its timeout. So a
  * connection that ended at least half an interval before its entry's
@@ -295,9 +298,39 @@ struct flow_sweeper {
  * more than an interval).
  */
 #define ISN_SWEEP_LONG_MAX_MS (24U * 3600 * 1000)	/* far below the due clock's 2^31 units */
-static inline __u32 isn_sweep_long_ms(__u32 shortest_s, __u32 interval_ms)
+
+/*
+ * The closed timeout adapts to a filling table, as pf's adaptive.start and
+ * adaptive.end scale its timeouts: past ISN_ADAPTIVE_START_PCT of
+ * --max-flows entries it is scaled by (end - entries) / (end - start),
+ * end at ISN_ADAPTIVE_END_PCT, so a third of it at a full table (30 s at
+ * the defaults, against Linux's 60 s TIME_WAIT: a host's answer in its
+ * last half may then go untranslated). Closed entries alone: a live or
+ * closing connection's translation is never cut short. At a steady rate R
+ * of new connections a closed entry lives its timeout and up to an
+ * interval more, so the table holds about R x that: at the default size,
+ * 60% of it at 1,650 new connections a second, and the scaled timeout
+ * keeps new connections protected up to some 7,500 a second (30 s + 5),
+ * where it was 2,600 (90 s + 10). 0 max_flows (no limit): never scaled.
+ */
+#define ISN_ADAPTIVE_START_PCT 60
+#define ISN_ADAPTIVE_END_PCT 120
+static inline __u32 isn_closed_timeout_ms(__u32 closed_s, __s64 entries, __u32 max_flows)
 {
-	__u64 timeout = (__u64)shortest_s * 1000, delay = timeout - interval_ms / 2;
+	__u64 ms = (__u64)closed_s * 1000;
+	__u64 start = (__u64)max_flows * ISN_ADAPTIVE_START_PCT / 100;
+	__u64 end = (__u64)max_flows * ISN_ADAPTIVE_END_PCT / 100;
+
+	if (!max_flows || entries <= (__s64)start)
+		return ms > 0xffffffffULL ? 0xffffffffU : (__u32)ms;
+	if (entries >= (__s64)end)
+		return 0;
+	ms = ms * (end - (__u64)entries) / (end - start);
+	return ms > 0xffffffffULL ? 0xffffffffU : (__u32)ms;
+}
+static inline __u32 isn_sweep_long_ms(__u32 shortest_ms, __u32 interval_ms)
+{
+	__u64 timeout = shortest_ms, delay = timeout - interval_ms / 2;
 
 	if (timeout < interval_ms / 2 || delay <= interval_ms)
 		return 0;

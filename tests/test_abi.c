@@ -158,7 +158,7 @@ TEST(test_abi_flow_sweeper_matches_btf)
 {
 	static const struct abi_member members[] =
 		MEMBERS(flow_sweeper, timer, armed, long_ms, size, head, tail, run_ns_max,
-			run_slots_max, interval_ms);
+			run_slots_max, interval_ms, closed_ms, pad);
 	static const struct abi_member slot_members[] = MEMBERS(sweep_slot, key, due, id);
 
 	CHECK_STRUCT(DATAPATH_OBJ, flow_sweeper, members);
@@ -230,7 +230,7 @@ TEST(test_abi_structs_have_no_implicit_padding)
 	ASSERT_EQ(sizeof(struct synproxy_config), 7 * 4, "synproxy_config size");
 	ASSERT_EQ(sizeof(struct syn_rate), 2 * 8 + 2 * 4, "syn_rate size");
 	ASSERT_EQ(sizeof(struct flow_state), 9 * 4 + 2 + 4 + 2 + 4 + 2 * 8, "flow_state size");
-	ASSERT_EQ(sizeof(struct flow_sweeper), 16 + 2 * 4 + 4 * 4 + 8 * 8 + 8 + 2 * 4,
+	ASSERT_EQ(sizeof(struct flow_sweeper), 16 + 2 * 4 + 4 * 4 + 8 * 8 + 8 + 4 * 4,
 		  "flow_sweeper size");
 	ASSERT_EQ(sizeof(struct sweep_slot), sizeof(struct flow_key) + 2 * 4, "sweep_slot size");
 	ASSERT_EQ(sizeof(struct link_key), 8 + 4 + 4, "link_key size");

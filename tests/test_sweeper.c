@@ -192,6 +192,30 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * SEC_NS + (uint64_t)ts.tv_nsec;
 }
 
+/* Waits up to 3 intervals for fk's entry to hold a long slot; the entry in *st. */
+static bool long_slot_reached(const struct flow_key *fk, struct flow_state *st)
+{
+	for (int waited = 0; waited < 3 * DP_SWEEP_INTERVAL_MS; waited += 20) {
+		if (dp_flow_get(fk, st) && (st->sweep_id & SWEEP_ID_LONG))
+			return true;
+		usleep(20000);
+	}
+	return false;
+}
+
+/* ns from since until fk's entry is gone, polled until max_ns from since; 0 if it stays. */
+static uint64_t ns_until_gone(const struct flow_key *fk, uint64_t since, uint64_t max_ns)
+{
+	struct flow_state st;
+
+	while (mono_ns() - since < max_ns) {
+		if (!dp_flow_get(fk, &st))
+			return mono_ns() - since;
+		usleep(20000);
+	}
+	return 0;
+}
+
 /*
  * Live flows stay, each with one slot: when due, it gives way to a new one
  * (sweep_id changes), so the queues hold one slot per flow however long
@@ -325,12 +349,7 @@ TEST(test_sweeper_closed_in_the_long_queue_expires_on_time)
 	    !fill_run(&args) || !ASSERT_EQ(args.made, 1, "flow made"))
 		goto out;
 	fill_key(91, &fk);
-	for (int waited = 0; waited < 3 * DP_SWEEP_INTERVAL_MS; waited += 20) {
-		if (dp_flow_get(&fk, &st) && (st.sweep_id & SWEEP_ID_LONG))
-			break;
-		usleep(20000);
-	}
-	if (!ASSERT_TRUE(dp_flow_get(&fk, &st) && (st.sweep_id & SWEEP_ID_LONG),
+	if (!ASSERT_TRUE(long_slot_reached(&fk, &st),
 			 "the established flow's slot is in the long queue"))
 		goto out;
 	/* Its host resets it now (as the datapath records a RST: the flag, the time). */
@@ -340,13 +359,7 @@ TEST(test_sweeper_closed_in_the_long_queue_expires_on_time)
 	st.last_seen_ns = t_close;
 	if (!ASSERT_TRUE(dp_flow_put(&fk, &st), "the entry closed"))
 		goto out;
-	while (mono_ns() - t_close < (CLOSED_S + 4) * SEC_NS) {
-		if (!dp_flow_get(&fk, &st)) {
-			gone = mono_ns() - t_close;
-			break;
-		}
-		usleep(20000);
-	}
+	gone = ns_until_gone(&fk, t_close, (CLOSED_S + 4) * SEC_NS);
 	ASSERT_TRUE(gone >= CLOSED_S * SEC_NS, "not removed before its closed timeout");
 	ASSERT_TRUE(gone && gone <= (CLOSED_S + 2) * SEC_NS,
 		    "removed within an interval of it (and a second of slack), not a long delay on");
@@ -436,13 +449,7 @@ TEST(test_sweeper_shorter_closed_timeout_takes_effect_at_once)
 	if (!sweeper_clean() || !fill_run(&args) || !ASSERT_EQ(args.made, 1, "flow made"))
 		goto out;
 	fill_key(95, &fk);
-	for (int waited = 0; waited < 3 * DP_SWEEP_INTERVAL_MS; waited += 20) {
-		if (dp_flow_get(&fk, &st) && (st.sweep_id & SWEEP_ID_LONG))
-			break;
-		usleep(20000);
-	}
-	if (!ASSERT_TRUE(dp_flow_get(&fk, &st) && (st.sweep_id & SWEEP_ID_LONG),
-			 "in the long queue") ||
+	if (!ASSERT_TRUE(long_slot_reached(&fk, &st), "in the long queue") ||
 	    !dp_sweeper_get(&sw) || !ASSERT_EQ(sw.long_ms, 89500, "the default long delay"))
 		goto out;
 	id = st.sweep_id;
@@ -487,25 +494,13 @@ TEST(test_sweeper_shorter_established_timeout_reaches_the_long_queue)
 	if (!sweeper_clean() || !fill_run(&args) || !ASSERT_EQ(args.made, 1, "flow made"))
 		goto out;
 	fill_key(97, &fk);
-	for (int waited = 0; waited < 3 * DP_SWEEP_INTERVAL_MS; waited += 20) {
-		if (dp_flow_get(&fk, &st) && (st.sweep_id & SWEEP_ID_LONG))
-			break;
-		usleep(20000);
-	}
-	if (!ASSERT_TRUE(dp_flow_get(&fk, &st) && (st.sweep_id & SWEEP_ID_LONG),
-			 "in the long queue"))
+	if (!ASSERT_TRUE(long_slot_reached(&fk, &st), "in the long queue"))
 		goto out;
 	t_change = mono_ns();
 	if (!dp_set_timeouts(ISN_DEFAULT_TIMEOUT_OPENING, 2, ISN_DEFAULT_TIMEOUT_CLOSING,
 			     ISN_DEFAULT_TIMEOUT_CLOSED))
 		goto out;
-	while (mono_ns() - t_change < 6 * SEC_NS) {
-		if (!dp_flow_get(&fk, &st)) {
-			gone = mono_ns() - t_change;
-			break;
-		}
-		usleep(20000);
-	}
+	gone = ns_until_gone(&fk, t_change, 6 * SEC_NS);
 	/* Idle since it was made, over an interval before the change: gone within 2 s + 1 s of it. */
 	ASSERT_TRUE(gone && gone <= 3 * SEC_NS + 500000000ULL,
 		    "removed within an interval of the new timeout (and half a second of slack)");
@@ -545,6 +540,101 @@ TEST(test_sweeper_waits_for_an_interval_slot_due_beyond_the_interval)
 	}
 	ASSERT_EQ(queue_len(SWEEP_FLOWS), 0, "looked at once due, and dropped (no entry)");
 out:
+	dp_flows_clear();
+}
+
+/* isn_closed_timeout_ms against pf's formula, worked by hand for a 262144 limit and 90 s. */
+TEST(test_sweeper_adaptive_closed_timeout_values)
+{
+	static const struct {
+		int64_t entries;
+		uint32_t max_flows, want_ms;
+	} rows[] = {
+		{ 0, 262144, 90000 },
+		{ 157286, 262144, 90000 },	/* 60% (157286.4): not yet */
+		{ 196608, 262144, 67500 },	/* 75%: (314572.8 - 196608) / 157286.4 = 0.75 */
+		{ 262144, 262144, 30000 },	/* 100%: a third */
+		{ 314572, 262144, 0 },		/* 120% (314572.8, floored): nothing */
+		{ 400000, 262144, 0 },
+		{ 262144, 0, 90000 },		/* no limit: never scaled */
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		uint32_t got = isn_closed_timeout_ms(90, rows[i].entries, rows[i].max_flows);
+		int64_t diff = (int64_t)got - rows[i].want_ms;
+
+		/* Integer division of the limits (start 157286, end 314572): within a ms. */
+		ASSERT_TRUE(diff >= -1 && diff <= 1, "closed timeout for the fill");
+		if (diff < -1 || diff > 1)
+			test_log("%lld entries of %u: %u ms, want %u", (long long)rows[i].entries,
+				 rows[i].max_flows, got, rows[i].want_ms);
+	}
+}
+
+/*
+ * pf's adaptive timeouts, for closed entries: past 60% of max_flows the
+ * closed timeout is scaled by (120% - entries) / (120% - 60%). 900 closed
+ * flows of a 1000 limit, all as old: half of it, 4 s of 8, so they start
+ * to go at 4 s, and then as the fill falls, each at the timeout the fill
+ * of the moment gives (at t s, 1200 - 75 t are left), the last at 8 s,
+ * the fill at 60% again; the table empty, the timeout is whole. Below 60%
+ * (500 flows), it is not scaled.
+ */
+TEST(test_sweeper_closed_timeout_adapts_to_a_filling_table)
+{
+	enum { MAX = 1000, CLOSED_S = 8 };
+	struct fill_args few = { .first = 0, .count = MAX / 2, .mode = FILL_FLOWS,
+				 .flags = ESTABLISHED_FLAGS | FLOW_F_RST_LOCAL };
+	struct fill_args many = { .first = MAX, .count = 9 * MAX / 10, .mode = FILL_FLOWS,
+				  .flags = ESTABLISHED_FLAGS | FLOW_F_RST_LOCAL };
+	uint64_t t0, first_gone = 0, all_gone = 0;
+	struct flow_sweeper sw;
+
+	if (!sweeper_clean() || !dp_set_max_flows(MAX) ||
+	    !dp_set_timeouts(ISN_DEFAULT_TIMEOUT_OPENING, ISN_DEFAULT_TIMEOUT_ESTABLISHED,
+			     ISN_DEFAULT_TIMEOUT_CLOSING, CLOSED_S))
+		goto out;
+	if (!fill_run(&few) || !ASSERT_EQ(few.made, MAX / 2, "500 closed flows made"))
+		goto out;
+	usleep(1200 * DP_SWEEP_INTERVAL_MS);	/* a run has seen them */
+	if (dp_sweeper_get(&sw))
+		ASSERT_EQ(sw.closed_ms, CLOSED_S * 1000, "50% of max_flows: the closed timeout whole");
+	if (!dp_flows_clear() || !sweeper_clean() || !dp_set_max_flows(MAX) ||
+	    !dp_set_timeouts(ISN_DEFAULT_TIMEOUT_OPENING, ISN_DEFAULT_TIMEOUT_ESTABLISHED,
+			     ISN_DEFAULT_TIMEOUT_CLOSING, CLOSED_S))
+		goto out;
+	t0 = mono_ns();
+	if (!fill_run(&many) || !ASSERT_EQ(many.made, 9 * MAX / 10, "900 closed flows made"))
+		goto out;
+	usleep(1200 * DP_SWEEP_INTERVAL_MS);
+	if (dp_sweeper_get(&sw))
+		ASSERT_EQ(sw.closed_ms, CLOSED_S * 1000 / 2, "90% of max_flows: half the closed timeout");
+	while (mono_ns() - t0 < (CLOSED_S + 3) * SEC_NS) {
+		int64_t left = dp_flow_count();
+
+		if (left < 9 * MAX / 10 && !first_gone)
+			first_gone = mono_ns() - t0;
+		if (left == 0) {
+			all_gone = mono_ns() - t0;
+			break;
+		}
+		usleep(20000);
+	}
+	ASSERT_TRUE(first_gone >= CLOSED_S * SEC_NS / 2, "none gone before the scaled timeout");
+	ASSERT_TRUE(first_gone && first_gone < (CLOSED_S / 2 + 2) * SEC_NS,
+		    "the first gone within an interval of it (and a second of slack), not at 8 s");
+	ASSERT_TRUE(all_gone && all_gone < (CLOSED_S + 2) * SEC_NS,
+		    "all gone within an interval of the whole timeout (and a second of slack)");
+	for (int waited = 0; waited < 3 * DP_SWEEP_INTERVAL_MS; waited += 50) {
+		if (dp_sweeper_get(&sw) && sw.closed_ms == CLOSED_S * 1000)
+			break;
+		usleep(50000);
+	}
+	ASSERT_EQ(sw.closed_ms, CLOSED_S * 1000, "the table empty: the closed timeout whole again");
+	test_log("900 closed flows of a 1000 limit, closed timeout %d s: first gone %.2f s, "
+		 "last %.2f s", CLOSED_S, first_gone / 1e9, all_gone / 1e9);
+out:
+	dp_restore_config();
 	dp_flows_clear();
 }
 

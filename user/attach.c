@@ -54,7 +54,7 @@ int do_attach(int argc, char **argv)
 		CLI_OPT_CHOICE("ingress", 'i', "HOOK", &prm.ingress, "ingress hook", ingress_hooks,
 			       "xdp (default) or tc: tc keeps partial checksums right when the host forwards"),
 		CLI_OPT_U32("max-flows", 'n', "N", &prm.max_flows, 1, MAX_FLOWS_LIMIT,
-			    "flow table size for new state (default 262144)"),
+			    "flow table size for new state (default 262144); past 60% of it the closed timeout adapts"),
 		CLI_OPT_CUSTOM("synproxy", required_argument, 's', "PORTS", &prm.synproxy,
 			       synproxy_ports_option,
 			       "answer SYNs to PORTS (22,80,8000-8099 or all) with SYN cookies"),
