@@ -354,7 +354,7 @@ int main(int argc, char **argv)
 	unsigned long max_flows = ISN_DEFAULT_MAX_FLOWS, interval_ms = 0, seconds = 0;
 	unsigned long churn_rate = 20000;
 	struct phase idle, full, expiring;
-	double walk_empty, walk_full, old_interval_s, expire_s, t0, long_s;
+	double walk_empty, walk_full, old_interval_s, expire_s, t0, long_s, closed_s;
 	struct churn churn_long, churn_interval;
 	struct sample a, b;
 	struct sweep_fill *fill, *fill_interval;
@@ -444,6 +444,7 @@ int main(int argc, char **argv)
 	sample(&b);
 	phase_of(&a, &b, &full);
 	long_s = sweeper_get(&sw) ? sw.long_ms / 1000.0 : 0;
+	closed_s = sweeper_get(&sw) ? sw.closed_ms / 1000.0 : 0;
 	walk_full = walk_ms(walk);
 
 	/* Expiring: every flow past the established timeout at its next look. */
@@ -490,6 +491,7 @@ int main(int argc, char **argv)
 		json_phase(&jw, "expiring", &expiring);
 		jw_double_field(&jw, "expire_all_s", expire_s, 2);
 		jw_double_field(&jw, "long_delay_s", long_s, 1);
+		jw_double_field(&jw, "closed_timeout_s", closed_s, 1);
 		jw_double_field(&jw, "full_steady_ms_per_s",
 				long_s > 0 ? max_flows * full.ns_per_slot / 1e6 / long_s : 0, 4);
 		jw_name(&jw, "churn");
@@ -516,8 +518,8 @@ int main(int argc, char **argv)
 	print_phase("full", &full);
 	if (long_s > 0)
 		printf("            (each flow looked at once, then waiting in the long queue: a look "
-		       "per %.1f s, %.4f ms/s at %.1f ns/slot)\n", long_s,
-		       max_flows * full.ns_per_slot / 1e6 / long_s, full.ns_per_slot);
+		       "per %.1f s, %.4f ms/s at %.1f ns/slot; closed timeout adapted to %.1f s)\n",
+		       long_s, max_flows * full.ns_per_slot / 1e6 / long_s, full.ns_per_slot, closed_s);
 	print_phase("expiring", &expiring);
 	printf("  all %lu flows gone %.2f s after their timeout was cut to 1 s\n", max_flows,
 	       expire_s);
