@@ -864,9 +864,17 @@ static __always_inline bool synproxy_reopen(const struct ctx *c, const struct pk
 	if (cookie_check(cfg, &fk, bpf_ntohl(th->seq) - 1, bpf_ntohl(th->ack_seq) - 1,
 			 bpf_ktime_get_coarse_ns(), so.has_ts, so.tsecr, &opts, in) != COOKIE_OK)
 		return false;
-	/* Still closed: another CPU may have replaced the entry meanwhile. */
+	/*
+	 * Still closed: another CPU may have replaced the entry meanwhile. And
+	 * not the old connection's own first ACK or request once more (a copy
+	 * reordered or retransmitted past the close: its cookie is the entry's
+	 * wire ISN, a new handshake's is another), which would open the
+	 * server's side a second time, or give the local path's listener a
+	 * request socket for a connection that is over.
+	 */
 	st = flow_lookup(&fk, &opening);
-	if (st && flow_phase_of(st->flags) != FLOW_PHASE_CLOSED)
+	if (st && (flow_phase_of(st->flags) != FLOW_PHASE_CLOSED ||
+		   st->wire_isn == bpf_ntohl(th->ack_seq) - 1))
 		return false;
 	flow_forget(&fk);
 	stat_inc(STAT_FLOW_REOPENED);

@@ -1241,8 +1241,10 @@ TEST(test_synproxy_invalid_acks_reach_the_stack_at_the_rate_set)
  * next round's SYNs on their ports met the old entries). So on a closed
  * entry a valid cookie ACK to a protected port removes the entry and is
  * judged as a cookie ACK; the old connection's last ACK is still
- * translated, and so is any segment of a live connection or to a port the
- * SYN proxy does not protect. Expected bytes: the same segment built with
+ * translated, and so is its own first ACK arriving once more (the cookie
+ * its entry went out with: a late copy, not a new handshake), and any
+ * segment of a live connection or to a port the SYN proxy does not
+ * protect. Expected bytes: the same segment built with
  * ack - delta.
  */
 #define REOPEN_HOST_ISN 0x10000000u
@@ -1255,6 +1257,7 @@ struct reopen_row {
 	bool cookie;		/* the ACK holds a valid cookie, else the old connection's ack */
 	bool reopened;		/* entry gone, ACK untouched and judged a cookie ACK */
 	bool odd_layout;	/* timestamps, then NOP NOP: not what stacks send (synproxy_reopen) */
+	bool old_copy;		/* the cookie is the entry's own wire ISN: the old first ACK again */
 };
 
 #define REOPEN_LIVE (FLOW_F_PASSIVE_OPEN | FLOW_F_ESTABLISHED | FLOW_F_HOST_ACKED)
@@ -1277,6 +1280,8 @@ static const struct reopen_row reopen_rows[] = {
 	  .cookie = true, .flow_flags = REOPEN_LIVE | FLOW_F_RST_LOCAL },
 	{ .name = "closed_cookie_ack_in_an_odd_option_layout_translated", .dport = SP_PORT,
 	  .cookie = true, .odd_layout = true, .flow_flags = REOPEN_LIVE | FLOW_F_RST_LOCAL },
+	{ .name = "closed_its_own_first_ack_again_translated", .dport = SP_PORT, .cookie = true,
+	  .old_copy = true, .flow_flags = REOPEN_LIVE | FLOW_F_FIN_LOCAL | FLOW_F_FIN_REMOTE },
 };
 
 /* One row through prog; false when the cookie slot turned meanwhile (run it again). */
@@ -1307,6 +1312,10 @@ static bool check_reopen_try(const struct reopen_row *r, enum dp_prog prog, bool
 				       ref_cookie_opt_bits(2, &o, true), true, &cookie, &tsval),
 		       "reference cookie"))
 		return true;
+	if (r->old_copy) {	/* the closed connection's handshake was this very cookie's */
+		st.wire_isn = cookie;
+		st.seq_delta = cookie - REOPEN_HOST_ISN;
+	}
 	ack = r->cookie ? cookie + 1 : REOPEN_WIRE_ISN + 1 + 612;
 	s.ack = ack;
 	s.window = 502;

@@ -30,14 +30,26 @@ NGX_CURLS=5
 # needs the two CPUs to show the second request socket (none in 3 runs
 # with everything on CPU 0). The translate path runs on M, A's a0 has no
 # XDP program: there, and without isnguard, nginx shares CPU 0 with the
-# clients and the count stays exact.
+# clients and the count stays exact, but for the ACKs the translate path
+# sends A twice (it answers a SYN-ACK A resent): M forwards them on either
+# CPU, and two at once may each make a child (1 in 33,164 connections, in
+# 2 of 15 runs here). The count may exceed B's by those, no more.
 NGX_CPU_SHARED=0
 NGX_CPU_OWN=1
 
-# TcpPassiveOpens of A, TcpActiveOpens and TcpRetransSegs of B, now.
+# TcpPassiveOpens of A, TcpActiveOpens and TcpRetransSegs of B, now; and
+# the ACKs the translate path sent A beyond one per connection it opened
+# (proxy_own_ack_passed - flow_created, all of whose flows it opened
+# there; 0 without isnguard, and on the other paths, which send none).
 ngx_counters() {
+	local extra=0 own
+
+	if ! is_baseline; then
+		own=$(isng_counter proxy_own_ack_passed)
+		[ "$own" -gt 0 ] && extra=$((own - $(isng_counter flow_created)))
+	fi
 	echo "$(nstat_get "$NS_A" TcpPassiveOpens) $(nstat_get "$NS_B" TcpActiveOpens)" \
-		"$(nstat_get "$NS_B" TcpRetransSegs)"
+		"$(nstat_get "$NS_B" TcpRetransSegs) $extra"
 }
 
 # nginx on A's $SP_PORT behind whatever the caller attached, its worker on
@@ -49,7 +61,7 @@ ngx_counters() {
 # opens, by design: README).
 check_nginx_clients() { # FAMILY SERVER_CPU RETRANS(none|any)
 	local fam=$1 cpu=$2 retrans=$3 url req secs econn eread ewrite etimeout non2xx
-	local p0 a0 r0 p1 a1 r1 passive active complete failed out i
+	local p0 a0 r0 x0 p1 a1 r1 x1 passive active twice complete failed out i
 	require_cmd nginx wrk ab curl
 	is_baseline && cpu=$NGX_CPU_SHARED
 	url=$(http_url "$(addr_of A "$fam")" "$SP_PORT")
@@ -59,10 +71,10 @@ check_nginx_clients() { # FAMILY SERVER_CPU RETRANS(none|any)
 	# wrk: as many connections as it opens in NGX_WRK_SECONDS s. Those it
 	# still has in SYN-SENT when it stops are active opens A never sees,
 	# so A may count up to NGX_WRK_CONNS fewer, never more.
-	read -r p0 a0 r0 <<<"$(ngx_counters)"
+	read -r p0 a0 r0 x0 <<<"$(ngx_counters)"
 	wrk_run "$NS_B" "$url" close "$NGX_WRK_CONNS" "$NGX_WRK_SECONDS" "$E2E_WORK/wrk.out" ||
 		fail "wrk: $(tail -n 1 "$E2E_WORK/wrk.out")"
-	read -r p1 a1 r1 <<<"$(ngx_counters)"
+	read -r p1 a1 r1 x1 <<<"$(ngx_counters)"
 	sed 's/^/# wrk: /' "$E2E_WORK/wrk.out"
 	read -r req secs econn eread ewrite etimeout non2xx <<<"$(wrk_figures "$E2E_WORK/wrk.out")"
 	passive=$((p1 - p0)) active=$((a1 - a0))
@@ -72,14 +84,21 @@ check_nginx_clients() { # FAMILY SERVER_CPU RETRANS(none|any)
 	assert_eq "$econn $eread $ewrite $etimeout" "0 0 0 0" "wrk socket errors (connect read write timeout)"
 	assert_eq "$non2xx" 0 "wrk responses other than 2xx/3xx"
 	assert_ge "$active" "$req" "active opens in B during wrk (one connection per request)"
-	[ "$passive" -le "$active" ] ||
-		fail "passive opens in A during wrk: expected <= B's $active active opens, actual $passive ($((passive - active)) more: connections A's side opened twice)"
+	# The translate path answers a SYN-ACK A resent (to the SYN it resends
+	# when the client's first data comes while A's side opens) with its ACK
+	# again. The two ACKs reach A's stack through M's forwarding, on either
+	# CPU: when both find the request socket at once, A counts two passive
+	# opens for one connection (the kernel's race above). Those, no more.
+	twice=$((x1 - x0))
+	[ "$passive" -le $((active + twice)) ] ||
+		fail "passive opens in A during wrk: expected <= B's $active active opens + $twice ACKs the translate path sent twice, actual $passive ($((passive - active)) more: connections A's side opened twice)"
+	[ "$twice" -eq 0 ] || log "ACKs the translate path sent A twice (a SYN-ACK resent): $twice"
 	[ $((active - passive)) -le "$NGX_WRK_CONNS" ] ||
 		fail "passive opens in A during wrk: expected >= B's $active active opens - $NGX_WRK_CONNS (left in SYN-SENT), actual $passive"
 	log "ok: passive opens in A during wrk = $passive (B's $active active opens, less at most $NGX_WRK_CONNS left in SYN-SENT)"
 
 	# ab and curl complete every connection they open: as many on each side.
-	read -r p0 a0 _ <<<"$(ngx_counters)"
+	read -r p0 a0 _ x0 <<<"$(ngx_counters)"
 	in_ns "$NS_B" timeout 60 taskset -c 0 ab -q -n "$NGX_AB_REQUESTS" -c "$NGX_WRK_CONNS" "$url" \
 		>"$E2E_WORK/ab.out" 2>&1 || fail "ab: $(tail -n 2 "$E2E_WORK/ab.out" | tr '\n' ' ')"
 	complete=$(awk '/^Complete requests:/ {print $3}' "$E2E_WORK/ab.out")
@@ -94,9 +113,14 @@ check_nginx_clients() { # FAMILY SERVER_CPU RETRANS(none|any)
 		assert_eq "$out $(wc -c <"$E2E_WORK/curl.body")" "200 $NGINX_BODY_BYTES" \
 			"curl $i: status and body bytes"
 	done
-	read -r p1 a1 r1 <<<"$(ngx_counters)"
+	read -r p1 a1 r1 x1 <<<"$(ngx_counters)"
 	# ab opens a few more connections than requests (2005-2020 here).
-	assert_eq "$((p1 - p0))" "$((a1 - a0))" "passive opens in A for ab and curl (B's active opens)"
+	if [ "$x1" -eq "$x0" ]; then
+		assert_eq "$((p1 - p0))" "$((a1 - a0))" "passive opens in A for ab and curl (B's active opens)"
+	else	# as for wrk: ACKs sent twice may each count once more
+		[ $((p1 - p0)) -ge $((a1 - a0)) ] && [ $((p1 - p0)) -le $((a1 - a0 + x1 - x0)) ] ||
+			fail "passive opens in A for ab and curl: expected B's $((a1 - a0)) active opens (+ up to $((x1 - x0)) ACKs sent twice), actual $((p1 - p0))"
+	fi
 	if [ "$retrans" = none ]; then
 		assert_eq "$((r1 - r0))" 0 "segments B retransmitted over lossless veths (wrk, ab, curl)"
 	else
