@@ -112,11 +112,18 @@ static __always_inline __u32 sweep_slot_take(struct flow_sweeper *sw, __u32 t,
 	return id;
 }
 
-/* Whether queue t has a slot free (no margin: the sweeper's own queue). */
+/*
+ * Whether the sweeper may move an entry into queue t: a slot free there,
+ * and for a queue the datapath takes slots of too, its margin left free
+ * for the CPUs racing past their check (sweep_slot_take), which a move,
+ * unlike a slot given back where one was just freed, would eat into.
+ */
 static __always_inline bool sweep_queue_room(const struct flow_sweeper *sw, __u32 t)
 {
+	__u32 margin = t == SWEEP_LONG ? 0 : ISN_SWEEP_MARGIN;
+
 	t &= SWEEP_QUEUE_SLOTS - 1;
-	return sw->size[t] && sw->tail[t] - sw->head[t] < sw->size[t];
+	return sw->size[t] && sw->tail[t] - sw->head[t] + margin < sw->size[t];
 }
 
 /*
