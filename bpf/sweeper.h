@@ -202,7 +202,7 @@ static __always_inline __u32 sweep_interval_ms(void)
 	return cfg && cfg->sweep_interval_ms ? cfg->sweep_interval_ms : ISN_SWEEP_INTERVAL_MS;
 }
 
-static __always_inline __u32 sweep_min(__u32 a, __u32 b)
+static __always_inline __u64 sweep_min(__u64 a, __u64 b)
 {
 	return a < b ? a : b;
 }
@@ -223,18 +223,16 @@ static __always_inline __u32 sweep_closed_ms(void)
 static __always_inline __u32 sweep_long_ms(__u32 interval_ms, __u32 closed_ms)
 {
 	struct isn_config *cfg = config_get();
-	__u32 opening = ISN_DEFAULT_TIMEOUT_OPENING, established = ISN_DEFAULT_TIMEOUT_ESTABLISHED;
-	__u32 closing = ISN_DEFAULT_TIMEOUT_CLOSING, shortest;
+	__u64 shortest_ns;
 
-	if (cfg) {
-		opening = cfg->timeout_opening ? cfg->timeout_opening : opening;
-		established = cfg->timeout_established ? cfg->timeout_established : established;
-		closing = cfg->timeout_closing ? cfg->timeout_closing : closing;
-	}
-	/* In ms: none of them past 49 days (ISN_SWEEP_LONG_MAX_MS caps the delay anyway). */
-	shortest = sweep_min(sweep_min(opening, established), closing);
-	shortest = shortest > 4000000 ? 4000000000U : shortest * 1000;
-	return isn_sweep_long_ms(sweep_min(shortest, closed_ms), interval_ms);
+	shortest_ns = sweep_min(timeout_or_default(cfg ? cfg->timeout_opening : 0,
+						   ISN_DEFAULT_TIMEOUT_OPENING),
+				timeout_or_default(cfg ? cfg->timeout_established : 0,
+						   ISN_DEFAULT_TIMEOUT_ESTABLISHED));
+	shortest_ns = sweep_min(shortest_ns, timeout_or_default(cfg ? cfg->timeout_closing : 0,
+								 ISN_DEFAULT_TIMEOUT_CLOSING));
+	/* Below closed_ms, a __u32: in ms the shortest fits. */
+	return isn_sweep_long_ms((__u32)sweep_min(shortest_ns / 1000000ULL, closed_ms), interval_ms);
 }
 
 static int flow_sweeper_fire(void *map __maybe_unused, __u32 *key __maybe_unused,
