@@ -82,6 +82,13 @@ static uint64_t queue_len(enum sweep_queue t)
 	return dp_sweeper_get(&sw) ? sw.tail[t] - sw.head[t] : UINT64_MAX;
 }
 
+/* The default timeouts but the closed one, s seconds (the long delay's, here). */
+static bool set_closed_timeout(uint32_t s)
+{
+	return dp_set_timeouts(ISN_DEFAULT_TIMEOUT_OPENING, ISN_DEFAULT_TIMEOUT_ESTABLISHED,
+			       ISN_DEFAULT_TIMEOUT_CLOSING, s);
+}
+
 /*
  * Both tables emptied and every slot left in the queues looked at: the
  * test's slots are then the only ones. Slots of the long queue may be due
@@ -92,9 +99,7 @@ static uint64_t queue_len(enum sweep_queue t)
  */
 static bool sweeper_clean(void)
 {
-	if (!dp_setup() || !dp_flows_clear() ||
-	    !dp_set_timeouts(ISN_DEFAULT_TIMEOUT_OPENING, ISN_DEFAULT_TIMEOUT_ESTABLISHED,
-			     ISN_DEFAULT_TIMEOUT_CLOSING, 2))
+	if (!dp_setup() || !dp_flows_clear() || !set_closed_timeout(2))
 		return false;
 	for (int waited = 0; waited < 3 * DP_SWEEP_INTERVAL_MS; waited += 50) {
 		if (!queue_len(SWEEP_FLOWS) && !queue_len(SWEEP_OPENING) && !queue_len(SWEEP_LONG))
@@ -234,9 +239,7 @@ TEST(test_sweeper_keeps_live_flows_with_one_slot_each)
 	struct flow_state st;
 	struct flow_key fk;
 
-	if (!sweeper_clean() || !dp_set_timeouts(ISN_DEFAULT_TIMEOUT_OPENING,
-						 ISN_DEFAULT_TIMEOUT_ESTABLISHED,
-						 ISN_DEFAULT_TIMEOUT_CLOSING, 3))
+	if (!sweeper_clean() || !set_closed_timeout(3))
 		goto out;
 	expired = dp_stat(STAT_FLOW_EXPIRED);
 	given_flows = queue_given(SWEEP_FLOWS);
@@ -290,9 +293,7 @@ TEST(test_sweeper_looks_at_a_closed_flow_twice)
 				  .flags = ESTABLISHED_FLAGS | FLOW_F_RST_LOCAL };
 	uint64_t expired, given_flows, given_long, t0, first_gone = 0, all_gone = 0;
 
-	if (!sweeper_clean() || !dp_set_timeouts(ISN_DEFAULT_TIMEOUT_OPENING,
-						 ISN_DEFAULT_TIMEOUT_ESTABLISHED,
-						 ISN_DEFAULT_TIMEOUT_CLOSING, CLOSED_S))
+	if (!sweeper_clean() || !set_closed_timeout(CLOSED_S))
 		goto out;
 	expired = dp_stat(STAT_FLOW_EXPIRED);
 	given_flows = queue_given(SWEEP_FLOWS);
@@ -343,9 +344,7 @@ TEST(test_sweeper_closed_in_the_long_queue_expires_on_time)
 	struct flow_state st;
 	struct flow_key fk;
 
-	if (!sweeper_clean() || !dp_set_timeouts(ISN_DEFAULT_TIMEOUT_OPENING,
-						 ISN_DEFAULT_TIMEOUT_ESTABLISHED,
-						 ISN_DEFAULT_TIMEOUT_CLOSING, CLOSED_S) ||
+	if (!sweeper_clean() || !set_closed_timeout(CLOSED_S) ||
 	    !fill_run(&args) || !ASSERT_EQ(args.made, 1, "flow made"))
 		goto out;
 	fill_key(91, &fk);
@@ -390,9 +389,7 @@ TEST(test_sweeper_full_long_queue_keeps_a_flow_in_the_interval_queue)
 	struct flow_state st;
 	struct flow_key fk;
 
-	if (!sweeper_clean() || !dp_set_timeouts(ISN_DEFAULT_TIMEOUT_OPENING,
-						 ISN_DEFAULT_TIMEOUT_ESTABLISHED,
-						 ISN_DEFAULT_TIMEOUT_CLOSING, 3))
+	if (!sweeper_clean() || !set_closed_timeout(3))
 		goto out;
 	usleep(1100 * DP_SWEEP_INTERVAL_MS);	/* a run has read the long delay */
 	if (!dp_sweeper_get(&sw) || !ASSERT_EQ(sw.long_ms, 2500, "the long delay"))
@@ -455,8 +452,7 @@ TEST(test_sweeper_shorter_closed_timeout_takes_effect_at_once)
 	id = st.sweep_id;
 	given_long = queue_given(SWEEP_LONG);
 	t_change = mono_ns();
-	if (!dp_set_timeouts(ISN_DEFAULT_TIMEOUT_OPENING, ISN_DEFAULT_TIMEOUT_ESTABLISHED,
-			     ISN_DEFAULT_TIMEOUT_CLOSING, 4))
+	if (!set_closed_timeout(4))
 		goto out;
 	while (mono_ns() - t_change < 5 * SEC_NS) {
 		if (dp_flow_get(&fk, &st) && st.sweep_id != id) {
@@ -590,9 +586,7 @@ TEST(test_sweeper_closed_timeout_adapts_to_a_filling_table)
 	uint64_t t0, first_gone = 0, all_gone = 0;
 	struct flow_sweeper sw;
 
-	if (!sweeper_clean() || !dp_set_max_flows(MAX) ||
-	    !dp_set_timeouts(ISN_DEFAULT_TIMEOUT_OPENING, ISN_DEFAULT_TIMEOUT_ESTABLISHED,
-			     ISN_DEFAULT_TIMEOUT_CLOSING, CLOSED_S))
+	if (!sweeper_clean() || !dp_set_max_flows(MAX) || !set_closed_timeout(CLOSED_S))
 		goto out;
 	if (!fill_run(&few) || !ASSERT_EQ(few.made, MAX / 2, "500 closed flows made"))
 		goto out;
@@ -600,8 +594,7 @@ TEST(test_sweeper_closed_timeout_adapts_to_a_filling_table)
 	if (dp_sweeper_get(&sw))
 		ASSERT_EQ(sw.closed_ms, CLOSED_S * 1000, "50% of max_flows: the closed timeout whole");
 	if (!dp_flows_clear() || !sweeper_clean() || !dp_set_max_flows(MAX) ||
-	    !dp_set_timeouts(ISN_DEFAULT_TIMEOUT_OPENING, ISN_DEFAULT_TIMEOUT_ESTABLISHED,
-			     ISN_DEFAULT_TIMEOUT_CLOSING, CLOSED_S))
+	    !set_closed_timeout(CLOSED_S))
 		goto out;
 	t0 = mono_ns();
 	if (!fill_run(&many) || !ASSERT_EQ(many.made, 9 * MAX / 10, "900 closed flows made"))
