@@ -42,11 +42,12 @@ NGX_CPU_OWN=1
 # (proxy_own_ack_passed - flow_created, all of whose flows it opened
 # there; 0 without isnguard, and on the other paths, which send none).
 ngx_counters() {
-	local extra=0 own
+	local extra=0 own stats
 
 	if ! is_baseline; then
-		own=$(isng_counter proxy_own_ack_passed)
-		[ "$own" -gt 0 ] && extra=$((own - $(isng_counter flow_created)))
+		stats=$(isng stats --json) || return 1	# one read for both counters
+		own=$(json_num proxy_own_ack_passed <<<"$stats")
+		[ "$own" -gt 0 ] && extra=$((own - $(json_num flow_created <<<"$stats")))
 	fi
 	echo "$(nstat_get "$NS_A" TcpPassiveOpens) $(nstat_get "$NS_B" TcpActiveOpens)" \
 		"$(nstat_get "$NS_B" TcpRetransSegs) $extra"
@@ -61,7 +62,7 @@ ngx_counters() {
 # opens, by design: README).
 check_nginx_clients() { # FAMILY SERVER_CPU RETRANS(none|any)
 	local fam=$1 cpu=$2 retrans=$3 url req secs econn eread ewrite etimeout non2xx
-	local p0 a0 r0 x0 p1 a1 r1 x1 passive active twice complete failed out i
+	local p0 a0 r0 x0 p1 a1 r1 x1 passive active twice complete failed out i counts
 	require_cmd nginx wrk ab curl
 	is_baseline && cpu=$NGX_CPU_SHARED
 	url=$(http_url "$(addr_of A "$fam")" "$SP_PORT")
@@ -71,10 +72,12 @@ check_nginx_clients() { # FAMILY SERVER_CPU RETRANS(none|any)
 	# wrk: as many connections as it opens in NGX_WRK_SECONDS s. Those it
 	# still has in SYN-SENT when it stops are active opens A never sees,
 	# so A may count up to NGX_WRK_CONNS fewer, never more.
-	read -r p0 a0 r0 x0 <<<"$(ngx_counters)"
+	counts=$(ngx_counters) || fail "counters: isng stats --json"
+	read -r p0 a0 r0 x0 <<<"$counts"
 	wrk_run "$NS_B" "$url" close "$NGX_WRK_CONNS" "$NGX_WRK_SECONDS" "$E2E_WORK/wrk.out" ||
 		fail "wrk: $(tail -n 1 "$E2E_WORK/wrk.out")"
-	read -r p1 a1 r1 x1 <<<"$(ngx_counters)"
+	counts=$(ngx_counters) || fail "counters: isng stats --json"
+	read -r p1 a1 r1 x1 <<<"$counts"
 	sed 's/^/# wrk: /' "$E2E_WORK/wrk.out"
 	read -r req secs econn eread ewrite etimeout non2xx <<<"$(wrk_figures "$E2E_WORK/wrk.out")"
 	passive=$((p1 - p0)) active=$((a1 - a0))
@@ -98,7 +101,8 @@ check_nginx_clients() { # FAMILY SERVER_CPU RETRANS(none|any)
 	log "ok: passive opens in A during wrk = $passive (B's $active active opens, less at most $NGX_WRK_CONNS left in SYN-SENT)"
 
 	# ab and curl complete every connection they open: as many on each side.
-	read -r p0 a0 _ x0 <<<"$(ngx_counters)"
+	counts=$(ngx_counters) || fail "counters: isng stats --json"
+	read -r p0 a0 _ x0 <<<"$counts"
 	in_ns "$NS_B" timeout 60 taskset -c 0 ab -q -n "$NGX_AB_REQUESTS" -c "$NGX_WRK_CONNS" "$url" \
 		>"$E2E_WORK/ab.out" 2>&1 || fail "ab: $(tail -n 2 "$E2E_WORK/ab.out" | tr '\n' ' ')"
 	complete=$(awk '/^Complete requests:/ {print $3}' "$E2E_WORK/ab.out")
@@ -113,7 +117,8 @@ check_nginx_clients() { # FAMILY SERVER_CPU RETRANS(none|any)
 		assert_eq "$out $(wc -c <"$E2E_WORK/curl.body")" "200 $NGINX_BODY_BYTES" \
 			"curl $i: status and body bytes"
 	done
-	read -r p1 a1 r1 x1 <<<"$(ngx_counters)"
+	counts=$(ngx_counters) || fail "counters: isng stats --json"
+	read -r p1 a1 r1 x1 <<<"$counts"
 	# ab opens a few more connections than requests (2005-2020 here).
 	if [ "$x1" -eq "$x0" ]; then
 		assert_eq "$((p1 - p0))" "$((a1 - a0))" "passive opens in A for ab and curl (B's active opens)"
