@@ -93,6 +93,8 @@ done
 TCP_XFER=$build/tcp_xfer ISNGUARD=$build/isnguard
 # shellcheck source=tests/e2e/lib.sh
 . "$here/../tests/e2e/lib.sh"
+# shellcheck source=scripts/nft-synproxy.sh
+. "$here/nft-synproxy.sh"
 
 E2E_WORK=$(mktemp -d /tmp/isng-bench-conn.XXXXXX)
 results=$E2E_WORK/results.tsv profiles=$E2E_WORK/profile.tsv outcome_list=$E2E_WORK/outcomes.tsv
@@ -173,25 +175,11 @@ gateway_rows=(
 # The anchor issue 18 names for the translate path: the same work done by
 # the kernel's own SYN proxy on the same gateway (netfilter SYNPROXY through
 # nftables, as scripts/bench-synflood.sh --gateway sets it up): the client's
-# SYN untracked, answered with a cookie on M's forward hook, the cookie ACK
-# turned into M's own handshake with A, conntrack and seqadj translating
-# the rest. Its options are A's (MSS 1460, window scale 7, timestamps, SACK).
-# A cookie ACK must stay invalid for SYNPROXY, not be taken up mid-stream as
-# established: nf_conntrack_tcp_loose 0 in M, restored after the row.
+# scripts/nft-synproxy.sh's ruleset on M's forward hook; nf_conntrack_tcp_loose
+# 0 in M, restored after the row.
 nft_synproxy_on() {
-	in_ns "$NS_M" nft -f - <<-EOF || fail "nft synproxy ruleset in M"
-	table ip isng_bench_sp {
-		chain pre {
-			type filter hook prerouting priority raw; policy accept;
-			tcp dport $PORT tcp flags syn notrack
-		}
-		chain forward {
-			type filter hook forward priority filter; policy accept;
-			tcp dport $PORT ct state invalid,untracked synproxy mss 1460 wscale 7 timestamp sack-perm
-			ct state invalid drop
-		}
-	}
-	EOF
+	nft_synproxy_ruleset isng_bench_sp forward "$PORT" | in_ns "$NS_M" nft -f - ||
+		fail "nft synproxy ruleset in M"
 	# Read once the ruleset's ct expressions have brought conntrack in.
 	loose_before=$(in_ns "$NS_M" sysctl -n net.netfilter.nf_conntrack_tcp_loose) ||
 		fail "sysctl net.netfilter.nf_conntrack_tcp_loose in M"

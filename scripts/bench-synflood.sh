@@ -36,6 +36,8 @@
 #
 # Usage: bench-synflood.sh [--gateway] BUILD_DIR [SECONDS]    (as root)
 set -uo pipefail
+# shellcheck source=scripts/nft-synproxy.sh
+. "$(dirname "$(readlink -f "$0")")/nft-synproxy.sh"
 gateway=0
 if [ "${1:-}" = --gateway ]; then
 	gateway=1
@@ -207,19 +209,7 @@ row_own() {
 }
 
 row_nft() {
-	if ip netns exec "$A" nft -f - 2>/dev/null <<-EOF; then
-	table ip sp {
-		chain pre {
-			type filter hook prerouting priority raw; policy accept;
-			tcp dport $PORT tcp flags syn notrack
-		}
-		chain $nft_hook {
-			type filter hook $nft_hook priority filter; policy accept;
-			tcp dport $PORT ct state invalid,untracked synproxy mss 1460 wscale 7 timestamp sack-perm
-			ct state invalid drop
-		}
-	}
-	EOF
+	if nft_synproxy_ruleset sp "$nft_hook" "$PORT" | ip netns exec "$A" nft -f - 2>/dev/null; then
 		# A cookie ACK must stay invalid for synproxy, not be picked up
 		# mid-stream as established (through G the connection is then reset).
 		ip netns exec "$A" sysctl -qw net.netfilter.nf_conntrack_tcp_loose=0 2>/dev/null
