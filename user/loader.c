@@ -360,10 +360,17 @@ static int state_map_index(const char *name)
 	return -1;
 }
 
+/* The sweeper's map and its queues: made anew together, or reused together. */
+static const char *const sweeper_maps[] = {
+	ISN_MAP_SWEEPER, ISN_MAP_SWEEP_FLOWS, ISN_MAP_SWEEP_OPENING, ISN_MAP_SWEEP_LONG,
+};
+
 static bool is_sweeper_map(const char *name)
 {
-	return !strcmp(name, ISN_MAP_SWEEPER) || !strcmp(name, ISN_MAP_SWEEP_FLOWS) ||
-	       !strcmp(name, ISN_MAP_SWEEP_OPENING) || !strcmp(name, ISN_MAP_SWEEP_LONG);
+	for (size_t i = 0; i < sizeof(sweeper_maps) / sizeof(sweeper_maps[0]); i++)
+		if (!strcmp(name, sweeper_maps[i]))
+			return true;
+	return false;
 }
 
 /* The pinned map's info, and whether its type, key and value are map's. */
@@ -378,16 +385,14 @@ static bool pinned_layout_is(int fd, const struct bpf_map *map, struct bpf_map_i
 	       info->value_size == bpf_map__value_size(map);
 }
 
-/* Whether the sweeper's four maps are all pinned, each of this build's layout. */
+/* Whether the sweeper's maps are all pinned, each of this build's layout. */
 static bool pinned_sweeper_reusable(struct isnguard *skel)
 {
-	const char *const names[] = { ISN_MAP_SWEEPER, ISN_MAP_SWEEP_FLOWS, ISN_MAP_SWEEP_OPENING,
-				      ISN_MAP_SWEEP_LONG };
 	struct bpf_map_info info;
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		struct bpf_map *map = bpf_object__find_map_by_name(skel->obj, names[i]);
-		int fd = pinned_map_open(names[i]);
+	for (size_t i = 0; i < sizeof(sweeper_maps) / sizeof(sweeper_maps[0]); i++) {
+		struct bpf_map *map = bpf_object__find_map_by_name(skel->obj, sweeper_maps[i]);
+		int fd = pinned_map_open(sweeper_maps[i]);
 		bool same = fd >= 0 && map && pinned_layout_is(fd, map, &info);
 
 		if (fd >= 0)
