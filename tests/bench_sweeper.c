@@ -259,6 +259,23 @@ static int load_dp(unsigned long max_flows, __u32 long_slots, struct sweep_fill 
 	return 0;
 }
 
+/*
+ * The config (the established timeout the default) written, and the
+ * sweeper started as the loader starts it, on the object in dp. 0 or an
+ * exit code.
+ */
+static int sweeper_start(__u32 max_flows, __u32 interval_ms, __u32 closed_s)
+{
+	int err = config_write(max_flows, interval_ms, ISN_DEFAULT_TIMEOUT_ESTABLISHED, closed_s);
+
+	if (err)
+		return fail("write the config", err);
+	err = run_prog(dp->progs.isnguard_sweeper, 1, NULL);
+	if (err)
+		return fail("start the sweeper (isnguard_sweeper)", err < 0 ? err : EIO);
+	return 0;
+}
+
 struct churn {
 	__u64 flows;
 	double slots_per_flow;
@@ -281,13 +298,9 @@ static int churn_run(struct sweep_fill *fill, unsigned long max_flows, unsigned 
 	struct sample a, b;
 	int err;
 
-	err = config_write((__u32)max_flows, CHURN_INTERVAL_MS, ISN_DEFAULT_TIMEOUT_ESTABLISHED,
-			   CHURN_CLOSED_S);
+	err = sweeper_start((__u32)max_flows, CHURN_INTERVAL_MS, CHURN_CLOSED_S);
 	if (err)
-		return fail("write the config", err);
-	err = run_prog(dp->progs.isnguard_sweeper, 1, NULL);
-	if (err)
-		return fail("start the sweeper (isnguard_sweeper)", err < 0 ? err : EIO);
+		return err;
 	usleep(CHURN_INTERVAL_MS * 1000 + 100000);	/* a run has read the config */
 	sample(&a);
 	t0 = a.t;
@@ -404,13 +417,9 @@ int main(int argc, char **argv)
 	walk = sweep_walk__open();
 	if (!walk || share_maps(walk->obj) || sweep_walk__load(walk))
 		return fail("load sweep_walk.bpf.o", errno);
-	err = config_write((__u32)max_flows, (__u32)interval_ms, ISN_DEFAULT_TIMEOUT_ESTABLISHED,
-			   ISN_DEFAULT_TIMEOUT_CLOSED);
+	err = sweeper_start((__u32)max_flows, (__u32)interval_ms, ISN_DEFAULT_TIMEOUT_CLOSED);
 	if (err)
-		return fail("write the config", err);
-	err = run_prog(dp->progs.isnguard_sweeper, 1, NULL);
-	if (err)
-		return fail("start the sweeper (isnguard_sweeper)", err < 0 ? err : EIO);
+		return err;
 	old_interval_s = (double)((max_flows + 262143) / 262144);
 
 	/* Idle: a first run has found the queues empty, then --seconds of nothing. */
