@@ -5,19 +5,25 @@
  * (as pf's `synproxy state` and netfilter's SYNPROXY with seqadj do it).
  *
  *   client          isnguard (XDP / tc)                      server
- *   SYN       ->    cookie SYN-ACK (bpf/synproxy.h), no state
+ *   SYN       ->    cookie SYN-ACK (bpf/synproxy.h), window 0, no state
  *   ACK       ->    valid cookie: the ACK becomes, in place,   -> SYN (client ISN,
  *                   the SYN; flow entry PROXY_OPEN                 cookie's options)
  *                   tc egress: the SYN-ACK never reaches the  <- SYN-ACK
- *                   client; it becomes the ACK, sent back in  -> ACK
- *                   (bpf_redirect to ingress); seq_delta = cookie - server
- *                   ISN, ts_delta = cookie TSval - server TSval
+ *                   client; seq_delta = cookie - server ISN, ts_delta =
+ *                   cookie TSval - server TSval; a clone, as the server's
+ *   ACK       <-    pure ACK, takes the client the server's window
+ *                   (bpf_clone_redirect, translated at tc egress); the
+ *                   SYN-ACK becomes the ACK, sent back in         -> ACK
+ *                   (bpf_redirect to ingress)
  *   data     <->    seq/ack, SACK, ICMP (as a rewritten flow), TSval/TSecr,
  *                   windows where the two handshakes' scales differ
  *
- * Nothing is held: the client's data on the third ACK, or sent while the
- * server's side opens, is dropped, and the client retransmits it (each such
- * retransmission re-sends the SYN, so a lost SYN or SYN-ACK heals too).
+ * The zero window holds the client's request until the server can take it
+ * (pf and netfilter do the same). Nothing is held here: the client's data
+ * on the third ACK, or sent while the server's side opens anyway, is
+ * dropped, and the client retransmits it (each such segment with the
+ * cookie ACK's seq and ack re-sends the SYN, so a lost SYN or SYN-ACK
+ * heals too).
  * A segment found opening whose server answers before the SYN proxy is done
  * with it is translated instead (proxy_client_ack).
  * A server RST to the SYN reaches the client as a RST it accepts; a server
@@ -516,10 +522,11 @@ __noinline int proxy_client_ack(struct __sk_buff *skb, const struct pkt *pkt_arg
 
 /*
  * tc egress: the server's SYN-ACK to isnguard's SYN. It fixes the flow's
- * deltas and window shifts (the first one), and becomes the ACK that
- * completes the server's handshake, redirected to the ingress: the client
- * never sees it. A retransmitted SYN-ACK (that ACK was lost) is answered
- * the same way.
+ * deltas and window shifts (the first one), sends the client the server's
+ * window (the first one: a clone), and becomes the ACK that completes the
+ * server's handshake, redirected to the ingress: the client never sees it.
+ * A retransmitted SYN-ACK (that ACK was lost) is answered the same way,
+ * without a second window.
  */
 __noinline int proxy_server_synack(struct __sk_buff *skb, const struct pkt *pkt_arg,
 				   struct flow_state *st)
@@ -528,8 +535,11 @@ __noinline int proxy_server_synack(struct __sk_buff *skb, const struct pkt *pkt_
 	__u32 words[SYNHDR_MAX_WORDS] = {}, isn, len, peer_window;
 	struct ctx cs = { .ctx = skb, .kind = CTX_SKB }, *c = &cs;
 	struct synhdr h = {};
+	__be16 sport, dport;
 	struct syn_opts so;
 	struct tcphdr *th;
+	bool opened = false;
+	__u16 window;
 
 	if (!pkt_arg || !st)
 		return STAT_DROP_ERROR;
@@ -541,6 +551,9 @@ __noinline int proxy_server_synack(struct __sk_buff *skb, const struct pkt *pkt_
 	    bpf_ntohl(th->ack_seq) != st->host_ack)
 		return STAT_DROP_ERROR;	/* not an answer to isnguard's SYN: never the client's */
 	isn = bpf_ntohl(th->seq);
+	sport = th->source;
+	dport = th->dest;
+	window = bpf_ntohs(th->window);
 	synopt_parse(c, pkt, &so);
 	if (st->flags & FLOW_F_PROXY_OPEN) {
 		bool scaled = st->flags & FLOW_F_PROXY_WSCALE;
@@ -558,6 +571,7 @@ __noinline int proxy_server_synack(struct __sk_buff *skb, const struct pkt *pkt_
 		}
 		__sync_fetch_and_or(&st->flags, FLOW_F_ESTABLISHED | FLOW_F_PROXY_ACK);
 		__sync_fetch_and_and(&st->flags, ~FLOW_F_PROXY_OPEN);
+		opened = true;
 	} else if (isn != st->host_isn) {
 		return STAT_DROP_ERROR;
 	} else {
@@ -570,10 +584,37 @@ __noinline int proxy_server_synack(struct __sk_buff *skb, const struct pkt *pkt_
 		 */
 		__sync_fetch_and_or(&st->flags, FLOW_F_PROXY_ACK);
 	}
+	if (opened) {
+		/*
+		 * The client, held by the cookie SYN-ACK's zero window, gets the
+		 * server's: a pure ACK as the server would send it (its seq,
+		 * its TSval, its window in its own scale; a SYN-ACK's is never
+		 * scaled), cloned out of this interface, where this program
+		 * translates it as any segment of the server's. Lost, the
+		 * client's window probe brings the server's own answer.
+		 */
+		struct synhdr u = {
+			.source = sport,
+			.dest = dport,
+			.seq = isn + 1,
+			.ack = st->host_ack,
+			.window = (__u16)proxy_rescale(window, 0, st->wscale_host),
+			.flags = TCPF_ACK,
+			.ts = (st->flags & FLOW_F_PROXY_TS) && so.has_ts,
+			.tsval = so.tsval,
+			.tsecr = st->peer_tsval,
+		};
+
+		len = synhdr_words(words, &u);
+		if (!proxy_store(c, pkt, words, len, false) &&
+		    !bpf_clone_redirect(skb, ctx_ifindex(c), 0))
+			stat_inc(STAT_PROXY_WINDOW_OPENED);
+		__builtin_memset(words, 0, sizeof(words));
+	}
 	/* The client's window as of its cookie ACK, in the server's scale. */
 	peer_window = proxy_rescale(st->peer_window, st->peer_wscale_wire, st->peer_wscale_host);
-	h.source = th->dest;
-	h.dest = th->source;
+	h.source = dport;
+	h.dest = sport;
 	h.seq = st->host_ack;
 	h.ack = isn + 1;
 	h.window = (__u16)peer_window;

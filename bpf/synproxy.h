@@ -246,6 +246,7 @@ struct synack_plan {
 	__u32 mss_index;
 	__u16 mss_advertised;	/* the host's own MSS, from the interface MTU */
 	bool ts;
+	bool zero_window;	/* the translate path: the client waits for the server (bpf/proxy.h) */
 	__u32 client_isn;
 	__u32 client_tsval;
 };
@@ -274,6 +275,15 @@ static __always_inline void synproxy_plan(const struct ctx *c, const struct pkt 
 	if (own && own < limit)
 		limit = own;
 	plan->ts = so->has_ts && (sp->flags & SYNPROXY_F_TIMESTAMPS);
+	/*
+	 * The translate path's SYN-ACK offers a zero window, as pf's and
+	 * netfilter's SYN proxies do: the client sends nothing past its ACK
+	 * until the server's side is open, when isnguard passes it the
+	 * server's window (proxy_server_synack). Otherwise its request, sent
+	 * right behind the ACK, reached the gateway before any server could
+	 * answer the SYN, and was dropped for a 200 ms retransmission.
+	 */
+	plan->zero_window = translate;
 	plan->client_tsval = so->tsval;
 	plan->mss_advertised = own ? own : cookie_mss_value(pkt->family, 0);
 	plan->opts.wscale_ok = so->has_wscale && (sp->flags & SYNPROXY_F_WSCALE);
@@ -321,7 +331,7 @@ static __always_inline __u32 synack_tcp_header(__u32 *w, const struct tcphdr *sy
 		.dest = syn->source,
 		.seq = cookie,
 		.ack = plan->client_isn + 1,
-		.window = (__u16)sp->window,
+		.window = plan->zero_window ? 0 : (__u16)sp->window,
 		.mss = plan->mss_advertised,
 		.flags = TCPF_SYN | TCPF_ACK | (plan->opts.ecn_ok ? TCPF_ECE : 0),
 		.sack_ok = plan->opts.sack_ok,

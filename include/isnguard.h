@@ -474,7 +474,12 @@ struct fastpath_scratch {
 	 * handshake (its ACK holds a valid cookie): the old entry removed,	\
 	 * the ACK left to the SYN proxy untranslated				\
 	 */								\
-	X(STAT_FLOW_REOPENED,		"flow_reopened_by_cookie")
+	X(STAT_FLOW_REOPENED,		"flow_reopened_by_cookie")	\
+	/*								\
+	 * the translating SYN proxy: the server answered, and the client,	\
+	 * held by the cookie SYN-ACK's zero window, got the server's window	\
+	 */								\
+	X(STAT_PROXY_WINDOW_OPENED,	"proxy_client_window_opened")
 
 #define ISNGUARD_STAT_ENUM(name, text) name,
 enum isn_stat {

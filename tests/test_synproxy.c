@@ -15,6 +15,8 @@
 #include <sched.h>
 #include <net/if.h>
 #include <net/route.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
 #include <linux/rtnetlink.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -473,7 +475,8 @@ static size_t expected_synack(const struct syn_row *r, const struct pkt_spec *sy
 	s.seq = cookie;
 	s.ack = CLIENT_ISN + 1;
 	s.flags = TH_SYN | TH_ACK | (o.ecn_ok ? TH_ECE : 0);
-	s.window = SP_WINDOW;
+	/* The translate path holds the client until the server's side is open (bpf/proxy.h). */
+	s.window = syn_row_translates(r) ? 0 : SP_WINDOW;
 	pkt_opt_mss(&s, (uint16_t)own);
 	if (ts) {
 		if (o.sack_ok) {
@@ -1995,16 +1998,99 @@ static void proxy_synack_frames(const struct proxy_conn *pc, struct pkt_spec *sy
 	*ack_out = ack;
 }
 
+/*
+ * The pure ACK that gives the client the server's window (the cookie
+ * SYN-ACK's was zero): as the server would send it, in its own space (seq,
+ * TSval, window in its scale; its SYN-ACK's 65535 was unscaled), on the
+ * SYN-ACK's frame: its MACs, addresses, TTL and IP ID. wire: the same as
+ * tc egress translates it for the client.
+ */
+static void proxy_window_frames(const struct proxy_conn *pc, struct pkt_spec *host,
+				struct pkt_spec *wire)
+{
+	const struct proxy_case *c = pc->c;
+	unsigned int host_shift = c->server_scales ? SERVER_WSCALE : 0;
+
+	*host = *wire = pc->server;
+	host->ip_id = wire->ip_id = 0x4242;
+	host->flags = wire->flags = TH_ACK;
+	host->seq = SERVER_ISN + 1;
+	wire->seq = pc->cookie + 1;
+	host->ack = wire->ack = CLIENT_ISN + 1;
+	host->window = rescaled(65535, 0, host_shift);
+	wire->window = rescaled(host->window, host_shift, PROXY_OWN_WSCALE(c));
+	if (c->ts) {
+		pkt_opt_nop(host);
+		pkt_opt_nop(host);
+		pkt_opt_timestamp(host, SERVER_TSVAL, CLIENT_TSVAL + 3);
+		pkt_opt_nop(wire);
+		pkt_opt_nop(wire);
+		pkt_opt_timestamp(wire, pc->cookie_tsval, CLIENT_TSVAL + 3);
+	}
+}
+
+/*
+ * A packet socket on lo, the device of BPF_PROG_TEST_RUN's skb, sees what
+ * a program sends with bpf_clone_redirect to it: the clone goes out there
+ * (no program is attached to lo to translate it). -1 after a FAIL.
+ */
+static int lo_tap_open(void)
+{
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL),
+				   .sll_ifindex = 1 };
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_ALL));
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
+		FAIL("packet socket on lo: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* How many frames the tap saw go out byte for byte as want, in 300 ms; closes the tap. */
+static int lo_tap_count(int fd, const struct pkt_spec *want)
+{
+	uint8_t buf[PKT_MAX_LEN], frame[PKT_MAX_LEN];
+	size_t len = pkt_build(want, frame, sizeof(frame));
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int seen = 0;
+
+	while (poll(&pfd, 1, 300) > 0) {
+		struct sockaddr_ll from;
+		socklen_t from_len = sizeof(from);
+		ssize_t n;
+
+		while ((n = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from,
+				     &from_len)) >= 0) {
+			if (from.sll_pkttype == PACKET_OUTGOING && (size_t)n == len &&
+			    !memcmp(buf, frame, len))
+				seen++;
+			from_len = sizeof(from);
+		}
+	}
+	close(fd);
+	return seen;
+}
+
 static bool proxy_synack_step(struct proxy_conn *pc, enum dp_prog in_prog)
 {
 	const struct proxy_case *c = pc->c;
 	unsigned int peer_host = c->server_scales ? PROXY_CLIENT_WSCALE(c) : 0;
-	struct pkt_spec synack, ack;
+	struct pkt_spec synack, ack, window_host, window_wire;
 	struct flow_state st;
+	uint64_t opened = dp_stat(STAT_PROXY_WINDOW_OPENED);
+	int tap = lo_tap_open();
 
 	proxy_synack_frames(pc, &synack, &ack);
+	proxy_window_frames(pc, &window_host, &window_wire);
 	proxy_expect(DP_TC_EGRESS, &synack, &ack, TC_ACT_REDIRECT_VERDICT,
 		     "server SYN-ACK -> ACK to the server");
+	ASSERT_EQ(dp_stat(STAT_PROXY_WINDOW_OPENED), opened + 1, "proxy_client_window_opened");
+	if (tap >= 0)
+		ASSERT_EQ(lo_tap_count(tap, &window_host), 1,
+			  "the server's window, cloned out in the server's space");
 	if (!ASSERT_TRUE(dp_flow_get(&pc->fk, &st), "flow entry after the SYN-ACK"))
 		return false;
 	ASSERT_EQ(st.seq_delta, pc->cookie - SERVER_ISN, "seq_delta = cookie - server ISN");
@@ -2025,6 +2111,9 @@ static bool proxy_synack_step(struct proxy_conn *pc, enum dp_prog in_prog)
 			     "isnguard's own ACK passes tc ingress untouched");
 		ASSERT_EQ(dp_stat(STAT_PROXY_INJECTED), before + 1, "proxy_own_ack_passed");
 	}
+	/* The window's clone goes out through tc egress, translated as the server's ACK. */
+	proxy_expect(DP_TC_EGRESS, &window_host, &window_wire, TC_ACT_UNSPEC_VERDICT,
+		     "the server's window, translated for the client");
 	return true;
 }
 
@@ -2143,8 +2232,11 @@ TEST(test_proxy_retransmitted_server_synack_gets_the_ack_again_untouched)
 		if (!proxy_open_step(&pc, tc) || !proxy_synack_step(&pc, tc))
 			continue;
 		proxy_synack_frames(&pc, &synack, &ack);
+		before = dp_stat(STAT_PROXY_WINDOW_OPENED);
 		proxy_expect(DP_TC_EGRESS, &synack, &ack, TC_ACT_REDIRECT_VERDICT,
 			     "resent SYN-ACK -> the same ACK to the server");
+		ASSERT_EQ(dp_stat(STAT_PROXY_WINDOW_OPENED), before,
+			  "no second window: the client has it, or probes for it");
 		before = dp_stat(STAT_PROXY_INJECTED);
 		proxy_expect(tc, &ack, &ack, TC_ACT_UNSPEC_VERDICT,
 			     "the ACK again passes the ingress hook untouched");
@@ -2673,6 +2765,7 @@ struct route_row {
 	int family;
 	const char *daddr;
 	bool answered;		/* the reference SYN-ACK comes out (XDP_TX) */
+	bool translated;	/* by the translate path: a zero window */
 	enum isn_stat stat;	/* the counter it moves */
 };
 
@@ -2684,7 +2777,8 @@ static const struct route_row route_rows[] = {
 	{ .name = "ipv4_unreachable_not_answered", .cfg = &sp_gateway, .family = 4,
 	  .daddr = ROUTE_UNREACHABLE4, .stat = STAT_SYN_NOT_LOCAL },
 	{ .name = "ipv4_forwarded_answered_for_the_translate_path", .cfg = &sp_gateway,
-	  .family = 4, .daddr = ROUTE_OTHER_HOST4, .answered = true, .stat = STAT_COOKIE_SENT },
+	  .family = 4, .daddr = ROUTE_OTHER_HOST4, .answered = true, .translated = true,
+	  .stat = STAT_COOKIE_SENT },
 	{ .name = "ipv6_host_address_answered", .cfg = &sp_local, .family = 6, .daddr = HOST6,
 	  .answered = true, .stat = STAT_COOKIE_SENT },
 	{ .name = "ipv6_other_host_on_the_link_not_answered", .cfg = &sp_local, .family = 6,
@@ -2692,7 +2786,8 @@ static const struct route_row route_rows[] = {
 	{ .name = "ipv6_unreachable_not_answered", .cfg = &sp_gateway, .family = 6,
 	  .daddr = ROUTE_UNREACHABLE6, .stat = STAT_SYN_NOT_LOCAL },
 	{ .name = "ipv6_forwarded_answered_for_the_translate_path", .cfg = &sp_gateway,
-	  .family = 6, .daddr = ROUTE_OTHER_HOST6, .answered = true, .stat = STAT_COOKIE_SENT },
+	  .family = 6, .daddr = ROUTE_OTHER_HOST6, .answered = true, .translated = true,
+	  .stat = STAT_COOKIE_SENT },
 };
 
 #define ROUTE_ROWS (sizeof(route_rows) / sizeof(route_rows[0]))
@@ -2765,13 +2860,15 @@ static void route_syn_step(const struct route_row *r, enum dp_prog prog,
 					       .sack = true, .ts = true };
 	static const struct syn_row plain6 = { .family = 6, .mss = 1440, .wscale = 7,
 					       .sack = true, .ts = true };
-	const struct syn_row *plain = r->family == 6 ? &plain6 : &plain4;
+	struct syn_row row = r->family == 6 ? plain6 : plain4;
+	const struct syn_row *plain = &row;
 	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN], want[PKT_MAX_LEN];
 	size_t in_len, out_len, want_len;
 	uint64_t stat, sent;
 	uint32_t before, after;
 	struct pkt_spec s;
 
+	row.translate = r->translated;
 	syn_spec(plain, SP_PORT, &s);
 	s.sport = (uint16_t)(ROUTE_CLIENT_PORT + i);
 	pkt_set_addrs(&s, r->family == 6 ? CLIENT6 : CLIENT4, r->daddr);
