@@ -352,6 +352,12 @@ struct proxy_req {
 	 */
 	bool reopen;
 	/*
+	 * The ACK is the client's zero-window probe (its seq one before its
+	 * next: the ISN itself), which holds the cookie as well as its lost
+	 * ACK did (synproxy_ack_req).
+	 */
+	bool probe;
+	/*
 	 * Set by synproxy_ack_cookie: the ACK failed the check on a tuple the
 	 * host closed, and goes to its stack (synproxy_invalid_to_stack).
 	 */
@@ -395,7 +401,7 @@ __noinline int proxy_open(struct __sk_buff *skb, const struct pkt *pkt_arg,
 		return STAT_PASS_TRUNCATED;
 	if (!parse_plain_ip(c, pkt))
 		return STAT_DROP_ERROR;	/* before any entry is made */
-	seq = bpf_ntohl(th->seq);
+	seq = bpf_ntohl(th->seq) + (req->probe ? 1 : 0);	/* the client's next */
 	ack = bpf_ntohl(th->ack_seq);
 	window = bpf_ntohs(th->window);
 	if (peer_shift > PROXY_WSCALE_MAX)

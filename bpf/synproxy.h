@@ -937,8 +937,10 @@ __noinline int synproxy_ack_cookie(struct __sk_buff *skb, const struct pkt *pkt_
 	th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
 	if (!th || tcp_flow_key(c, pkt, false, &fk))
 		return STAT_PASS_TRUNCATED;
-	verdict = cookie_check(cfg, &fk, bpf_ntohl(th->seq) - 1, bpf_ntohl(th->ack_seq) - 1,
-			       bpf_ktime_get_coarse_ns(), req->has_ts, req->tsecr, &req->opts, in);
+	/* A probe's seq is one before the client's next: its ISN (synproxy_ack_req). */
+	verdict = cookie_check(cfg, &fk, bpf_ntohl(th->seq) - (req->probe ? 0 : 1),
+			       bpf_ntohl(th->ack_seq) - 1, bpf_ktime_get_coarse_ns(), req->has_ts,
+			       req->tsecr, &req->opts, in);
 	if (verdict != COOKIE_OK) {
 		if (synproxy_kernel_cookie(c, pkt, th))
 			return SYNPROXY_NOT_MINE;
@@ -947,7 +949,8 @@ __noinline int synproxy_ack_cookie(struct __sk_buff *skb, const struct pkt *pkt_
 		return STAT_COOKIE_BAD_MAC;
 	}
 	stat_inc(STAT_COOKIE_ACK_VALID);
-	if (!req->listener || req->reopen || sp->path == SYNPROXY_PATH_TRANSLATE ||
+	/* A probe answers a zero window, which only the translate path offers. */
+	if (!req->listener || req->reopen || req->probe || sp->path == SYNPROXY_PATH_TRANSLATE ||
 	    (sp->path == SYNPROXY_PATH_AUTO && !bpf_ksym_exists(bpf_sk_assign_tcp_reqsk)))
 		return SYNPROXY_TRANSLATE;
 	return SYNPROXY_LOCAL;
@@ -1091,6 +1094,22 @@ static __always_inline int synproxy_ack_req(const struct ctx *c, const struct pk
 		return ret;
 	copy = *pkt;
 	ret = synproxy_ack_cookie(c->ctx, &copy, &req);
+	/*
+	 * The translate path's cookie SYN-ACK offered a zero window. A client
+	 * whose cookie ACK was lost (a SYN flood's congestion) then sends no
+	 * data that would carry the cookie again, only zero-window probes: a
+	 * pure ACK one byte before its next, whose seq is its ISN. Taken for
+	 * the ACK, or the connection would wait for ever: a second hash for a
+	 * pure ACK that fails the first, as a forged one does. The same
+	 * global function again, verified once.
+	 */
+	if (ret == STAT_COOKIE_BAD_MAC && !req.to_stack && pkt->l4_end == pkt->l4_off + pkt->tcp_hlen &&
+	    !(pkt->tcp_flags & TCPF_FIN)) {
+		req.probe = true;
+		copy = *pkt;
+		ret = synproxy_ack_cookie(c->ctx, &copy, &req);
+		req.probe = ret == SYNPROXY_TRANSLATE;
+	}
 	*to_stack = req.to_stack;
 	if (ret != SYNPROXY_TRANSLATE && ret != SYNPROXY_LOCAL)
 		return ret;

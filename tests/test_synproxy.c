@@ -1909,24 +1909,31 @@ static void proxy_syn_frame(const struct proxy_conn *pc, struct pkt_spec *syn)
 	pkt_opt_wscale(syn, PROXY_CLIENT_WSCALE(c));
 }
 
+/* The cookie (and its TSval) the client's SYN got, from the reference. */
+static bool proxy_cookie(struct proxy_conn *pc)
+{
+	const struct proxy_case *c = pc->c;
+	struct ref_cookie_opts o = { .wscale = (uint8_t)PROXY_CLIENT_WSCALE(c), .wscale_ok = true,
+				     .sack_ok = true };
+	uint32_t slot = (uint32_t)(mono_coarse_ns() >> COOKIE_SLOT_SHIFT);
+	struct isn_key key;
+
+	dp_test_key(&key);
+	return ASSERT_OK(ref_cookie_make(&key, &pc->fk, CLIENT_ISN, slot,
+					 ref_cookie_opt_bits(PROXY_MSS_INDEX(c), &o, c->ts), c->ts,
+					 &pc->cookie, &pc->cookie_tsval), "reference cookie");
+}
+
 /* The client's cookie ACK: in, the SYN to the server out (not the ACK's data). */
 static bool proxy_open_step(struct proxy_conn *pc, enum dp_prog prog)
 {
 	static const uint8_t data[24] = "data on the third ACK...";
 	const struct proxy_case *c = pc->c;
-	struct ref_cookie_opts o = { .wscale = (uint8_t)PROXY_CLIENT_WSCALE(c), .wscale_ok = true,
-				     .sack_ok = true };
-	uint32_t slot = (uint32_t)(mono_coarse_ns() >> COOKIE_SLOT_SHIFT);
 	struct pkt_spec ack = pc->client, syn;
 	struct flow_state st;
-	struct isn_key key;
 	uint64_t before = dp_stat(STAT_PROXY_SYN);
 
-	dp_test_key(&key);
-	if (!ASSERT_OK(ref_cookie_make(&key, &pc->fk, CLIENT_ISN, slot,
-				       ref_cookie_opt_bits(PROXY_MSS_INDEX(c), &o, c->ts), c->ts,
-				       &pc->cookie,
-				       &pc->cookie_tsval), "reference cookie"))
+	if (!proxy_cookie(pc))
 		return false;
 	ack.flags = TH_ACK | TH_PSH;
 	ack.seq = CLIENT_ISN + 1;
@@ -2306,6 +2313,73 @@ TEST(test_proxy_client_segments_while_opening)
 		ASSERT_MEMEQ(out, in, in_len, "untouched");
 	}
 	ASSERT_EQ(dp_stat(STAT_PROXY_OPENING), before + 1, "proxy_opening_to_tc");
+	dp_flows_clear();
+}
+
+/*
+ * The translate path's cookie SYN-ACK offers a zero window, so a client
+ * whose cookie ACK was lost sends only zero-window probes: a pure ACK one
+ * byte before its next (its seq the ISN). The probe opens the connection
+ * as the ACK would have: the SYN to the server, the entry expecting the
+ * client's next byte. A forged pure ACK of the same shape fails both
+ * checks and is counted once.
+ */
+TEST(test_proxy_zero_window_probe_opens_like_the_lost_cookie_ack)
+{
+	static const struct proxy_case cases[] = {
+		{ .name = "ipv4_tc_cookie", .family = 4, .ts = true },
+		{ .name = "ipv6_tc_ingress", .family = 6 },
+	};
+
+	if (!setup(&sp_translate, SP_PORT))
+		return;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct proxy_case *c = &cases[i];
+		enum dp_prog tc = i ? DP_TC_INGRESS : DP_TC_COOKIE;
+		struct pkt_spec probe, syn, forged;
+		uint64_t syns, bad, valid;
+		struct proxy_conn pc;
+		struct flow_state st;
+
+		test_case_begin("%s", c->name);
+		if (!dp_flows_clear())
+			return;
+		proxy_conn_init(&pc, c, (uint16_t)(CLIENT_PORT + 260 + i));
+		if (!proxy_cookie(&pc))
+			continue;
+		probe = pc.client;
+		probe.flags = TH_ACK;
+		probe.seq = CLIENT_ISN;		/* snd_una - 1 */
+		probe.ack = pc.cookie + 1;
+		probe.window = 502;
+		if (c->ts) {
+			pkt_opt_nop(&probe);
+			pkt_opt_nop(&probe);
+			pkt_opt_timestamp(&probe, CLIENT_TSVAL + 3, pc.cookie_tsval);
+		}
+		proxy_syn_frame(&pc, &syn);
+		syns = dp_stat(STAT_PROXY_SYN);
+		valid = dp_stat(STAT_COOKIE_ACK_VALID);
+		proxy_expect(tc, &probe, &syn, TC_ACT_UNSPEC_VERDICT, "probe -> SYN to the server");
+		ASSERT_EQ(dp_stat(STAT_PROXY_SYN), syns + 1, "proxy_syn_to_server");
+		ASSERT_EQ(dp_stat(STAT_COOKIE_ACK_VALID), valid + 1, "cookie_ack_valid");
+		if (ASSERT_TRUE(dp_flow_get(&pc.fk, &st), "entry made by the probe")) {
+			ASSERT_EQ(st.host_ack, CLIENT_ISN + 1, "host_ack: the client's next byte");
+			ASSERT_EQ(st.wire_isn, pc.cookie, "wire_isn is the cookie");
+		}
+
+		test_case_begin("%s_forged", c->name);
+		if (!dp_flows_clear())
+			return;
+		forged = probe;
+		forged.ack = pc.cookie + 2;
+		bad = dp_stat(STAT_COOKIE_BAD_MAC);
+		syns = dp_stat(STAT_PROXY_SYN);
+		proxy_expect(tc, &forged, &forged, TC_ACT_SHOT_VERDICT, "forged: dropped untouched");
+		ASSERT_EQ(dp_stat(STAT_COOKIE_BAD_MAC), bad + 1, "cookie_ack_invalid_mac, once");
+		ASSERT_EQ(dp_stat(STAT_PROXY_SYN), syns, "no SYN");
+		ASSERT_TRUE(!dp_flow_get(&pc.fk, &st), "no entry");
+	}
 	dp_flows_clear();
 }
 

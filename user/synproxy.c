@@ -369,7 +369,8 @@ void synproxy_print(const struct synproxy_config *cfg, const uint64_t *ports,
 	printf("\n          path %s: %s", synproxy_path_name(cfg->path), synproxy_path_says(cfg));
 	printf("\n          ACKs failing the cookie check: up to %u/s to the stack (its RST), "
 	       "the rest dropped", cfg->invalid_ack_rate);
-	printf("\n          SYN-ACK: window %u, wscale %u, offers", cfg->window, cfg->rcv_wscale);
+	printf("\n          SYN-ACK: window %u (the translate path's: 0, until the server's), "
+	       "wscale %u, offers", cfg->window, cfg->rcv_wscale);
 	for (size_t i = 0; i < sizeof(offers) / sizeof(offers[0]); i++)
 		if (cfg->flags & offers[i].flag)
 			printf(" %s", offers[i].name);
