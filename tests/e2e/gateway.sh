@@ -222,6 +222,48 @@ test_gateway_synproxy_data_while_the_server_side_opens_ipv6() {
 	gw_sp check_synproxy_data_while_the_server_side_opens 6
 }
 
+# The client's cookie ACK is lost (nft in B drops its first pure ACK to the
+# port, as a flood's congestion did for 28 of 1,000 connections once).
+# Held by the cookie SYN-ACK's zero window, the client sends no data that
+# would carry the cookie again, only zero-window probes (seq: its ISN); a
+# probe opens the server's side as the ACK would have, and every byte
+# arrives. needs the translate path
+check_synproxy_lost_cookie_ack_probe_opens() { # FAMILY
+	local fam=$1 a dropped
+	a=$(addr_of A "$fam")
+	require_cmd nft
+	sp_setup
+	in_ns "$NS_B" nft -f - <<-EOF || fail "nft in $NS_B"
+	table inet isng_e2e_lost_ack {
+		chain output {
+			type filter hook output priority 0; policy accept;
+			tcp dport $SP_PORT tcp flags == ack quota until 100 bytes counter drop
+		}
+	}
+	EOF
+	transfer "$NS_A" "$NS_B" "$(ep "$fam" "$a" "$SP_PORT")" 1M 30
+	bg_wait client
+	bg_wait server
+	nstat_report "$NS_B" B
+	dropped=$(in_ns "$NS_B" nft list table inet isng_e2e_lost_ack |
+		sed -n 's/.*counter packets \([0-9]*\) .*/\1/p')
+	assert_eq "$dropped" 1 "B's cookie ACKs dropped in B (its first)"
+	assert_transfer_intact 1M server
+	assert_eq "$(isng_counter cookie_ack_valid)" 1 "cookie_ack_valid (the probe's)"
+	assert_eq "$(isng_counter proxy_syn_to_server)" 1 "proxy_syn_to_server (one SYN, from the probe)"
+	assert_eq "$(isng_counter proxy_client_window_opened)" 1 "proxy_client_window_opened"
+	sp_assert_handshakes 1
+	assert_host_syn_queue_untouched
+}
+# needs the translate path
+test_gateway_synproxy_lost_cookie_ack_probe_opens_ipv4() {
+	gw_sp check_synproxy_lost_cookie_ack_probe_opens 4
+}
+# needs the translate path
+test_gateway_synproxy_lost_cookie_ack_probe_opens_ipv6() {
+	gw_sp check_synproxy_lost_cookie_ack_probe_opens 6
+}
+
 # 20 MiB each way through 1% loss in M's forward chain (the segments to and
 # from A, and the handshake's too when the draw falls on them): SACK and
 # retransmissions through the translation. The client speaks first: the
