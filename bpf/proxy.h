@@ -357,6 +357,7 @@ struct proxy_req {
 	 * ACK did (synproxy_ack_req).
 	 */
 	bool probe;
+	bool probe_worth;	/* set by synproxy_ack_cookie: a pure ACK of the translate path */
 	/*
 	 * Set by synproxy_ack_cookie: the ACK failed the check on a tuple the
 	 * host closed, and goes to its stack (synproxy_invalid_to_stack).

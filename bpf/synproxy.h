@@ -914,6 +914,14 @@ __noinline bool synproxy_reopen_skb(struct __sk_buff *skb, const struct pkt *pkt
 	return synproxy_reopen(&c, &p);
 }
 
+/* Where a cookie ACK's connection goes, as synproxy_syn decided for its SYN: the translate path. */
+static __always_inline bool synproxy_ack_translates(const struct proxy_req *req,
+						    const struct synproxy_config *sp)
+{
+	return !req->listener || req->reopen || sp->path == SYNPROXY_PATH_TRANSLATE ||
+	       (sp->path == SYNPROXY_PATH_AUTO && !bpf_ksym_exists(bpf_sk_assign_tcp_reqsk));
+}
+
 /*
  * Second step: the cookie checked (a function of its own for the stack
  * the hash needs). Returns the decision, or where the connection goes:
@@ -937,11 +945,21 @@ __noinline int synproxy_ack_cookie(struct __sk_buff *skb, const struct pkt *pkt_
 	th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
 	if (!th || tcp_flow_key(c, pkt, false, &fk))
 		return STAT_PASS_TRUNCATED;
+	/*
+	 * Worth a second look as a zero-window probe, should this one fail
+	 * (synproxy_ack_req): a pure ACK (no data, no FIN) where the SYN-ACK
+	 * offered the zero window, on the translate path. Set before the
+	 * hash, so nothing of it is kept across.
+	 */
+	req->probe_worth = !req->probe && pkt->l4_end == pkt->l4_off + pkt->tcp_hlen &&
+			   !(pkt->tcp_flags & TCPF_FIN) && synproxy_ack_translates(req, sp);
 	/* A probe's seq is one before the client's next: its ISN (synproxy_ack_req). */
 	verdict = cookie_check(cfg, &fk, bpf_ntohl(th->seq) - (req->probe ? 0 : 1),
 			       bpf_ntohl(th->ack_seq) - 1, bpf_ktime_get_coarse_ns(), req->has_ts,
 			       req->tsecr, &req->opts, in);
 	if (verdict != COOKIE_OK) {
+		if (req->probe)
+			return STAT_COOKIE_BAD_MAC;	/* the first look did the rest */
 		if (synproxy_kernel_cookie(c, pkt, th))
 			return SYNPROXY_NOT_MINE;
 		/* Here, not after the callers' paths have joined: kernel 6.1 walked it once per path. */
@@ -950,10 +968,7 @@ __noinline int synproxy_ack_cookie(struct __sk_buff *skb, const struct pkt *pkt_
 	}
 	stat_inc(STAT_COOKIE_ACK_VALID);
 	/* A probe answers a zero window, which only the translate path offers. */
-	if (!req->listener || req->reopen || req->probe || sp->path == SYNPROXY_PATH_TRANSLATE ||
-	    (sp->path == SYNPROXY_PATH_AUTO && !bpf_ksym_exists(bpf_sk_assign_tcp_reqsk)))
-		return SYNPROXY_TRANSLATE;
-	return SYNPROXY_LOCAL;
+	return req->probe || synproxy_ack_translates(req, sp) ? SYNPROXY_TRANSLATE : SYNPROXY_LOCAL;
 }
 
 /*
@@ -1100,11 +1115,12 @@ static __always_inline int synproxy_ack_req(const struct ctx *c, const struct pk
 	 * data that would carry the cookie again, only zero-window probes: a
 	 * pure ACK one byte before its next, whose seq is its ISN. Taken for
 	 * the ACK, or the connection would wait for ever: a second hash for a
-	 * pure ACK that fails the first, as a forged one does. The same
-	 * global function again, verified once.
+	 * pure ACK (no data, no FIN) that fails the first, as a forged one
+	 * does, where the SYN-ACK offered that zero window: on the translate
+	 * path (a forged pure ACK to a local listener costs one look). The
+	 * same global function again, verified once.
 	 */
-	if (ret == STAT_COOKIE_BAD_MAC && !req.to_stack && pkt->l4_end == pkt->l4_off + pkt->tcp_hlen &&
-	    !(pkt->tcp_flags & TCPF_FIN)) {
+	if (ret == STAT_COOKIE_BAD_MAC && req.probe_worth && !req.to_stack) {
 		req.probe = true;
 		copy = *pkt;
 		ret = synproxy_ack_cookie(c->ctx, &copy, &req);
