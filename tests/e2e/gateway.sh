@@ -178,6 +178,25 @@ test_gateway_synproxy_flood_while_1000_connections_succeed() {
 	gw_sp test_synproxy_flood_while_1000_connections_succeed
 }
 
+# nft in NS drops the first packet of its own that MATCH takes (an nft
+# match on the output hook), as a loss on the way would: table TABLE, its
+# counter read by nft_first_dropped.
+nft_drop_first_output() { # NS TABLE MATCH
+	in_ns "$1" nft -f - <<-EOF || fail "nft in $1"
+	table inet $2 {
+		chain output {
+			type filter hook output priority 0; policy accept;
+			$3 quota until 100 bytes counter drop
+		}
+	}
+	EOF
+}
+
+# How many packets nft_drop_first_output's table TABLE in NS dropped.
+nft_first_dropped() { # NS TABLE
+	in_ns "$1" nft list table inet "$2" | sed -n 's/.*counter packets \([0-9]*\) .*/\1/p'
+}
+
 # A's side opens late: A's stack drops its own first SYN-ACK (nft, in A),
 # so A's side opens only with the SYN-ACK it retransmits a second later (or
 # isnguard's resent SYN brings). The client, whose side the cookie opened,
@@ -186,25 +205,18 @@ test_gateway_synproxy_flood_while_1000_connections_succeed() {
 # probes, dropped while A's side opens, are no retransmissions), and every
 # byte arrives. needs the translate path
 check_synproxy_data_while_the_server_side_opens() { # FAMILY
-	local fam=$1 a dropped
+	local fam=$1 a
 	a=$(addr_of A "$fam")
 	require_cmd nft
 	sp_setup
-	in_ns "$NS_A" nft -f - <<-EOF || fail "nft in $NS_A"
-	table inet isng_e2e_slow_open {
-		chain output {
-			type filter hook output priority 0; policy accept;
-			tcp sport $SP_PORT tcp flags & (syn | ack) == syn | ack quota until 100 bytes counter drop
-		}
-	}
-	EOF
+	nft_drop_first_output "$NS_A" isng_e2e_slow_open \
+		"tcp sport $SP_PORT tcp flags & (syn | ack) == syn | ack"
 	transfer "$NS_A" "$NS_B" "$(ep "$fam" "$a" "$SP_PORT")" 1M 30
 	bg_wait client
 	bg_wait server
 	nstat_report "$NS_B" B
-	dropped=$(in_ns "$NS_A" nft list table inet isng_e2e_slow_open |
-		sed -n 's/.*counter packets \([0-9]*\) .*/\1/p')
-	assert_eq "$dropped" 1 "A's SYN-ACKs dropped in A (its first)"
+	assert_eq "$(nft_first_dropped "$NS_A" isng_e2e_slow_open)" 1 \
+		"A's SYN-ACKs dropped in A (its first)"
 	assert_transfer_intact 1M server
 	assert_eq "$(isng_counter proxy_client_window_opened)" 1 \
 		"proxy_client_window_opened (A's window passed to B once A's side was open)"
@@ -229,25 +241,17 @@ test_gateway_synproxy_data_while_the_server_side_opens_ipv6() {
 # probe opens the server's side as the ACK would have, and every byte
 # arrives. needs the translate path
 check_synproxy_lost_cookie_ack_probe_opens() { # FAMILY
-	local fam=$1 a dropped
+	local fam=$1 a
 	a=$(addr_of A "$fam")
 	require_cmd nft
 	sp_setup
-	in_ns "$NS_B" nft -f - <<-EOF || fail "nft in $NS_B"
-	table inet isng_e2e_lost_ack {
-		chain output {
-			type filter hook output priority 0; policy accept;
-			tcp dport $SP_PORT tcp flags == ack quota until 100 bytes counter drop
-		}
-	}
-	EOF
+	nft_drop_first_output "$NS_B" isng_e2e_lost_ack "tcp dport $SP_PORT tcp flags == ack"
 	transfer "$NS_A" "$NS_B" "$(ep "$fam" "$a" "$SP_PORT")" 1M 30
 	bg_wait client
 	bg_wait server
 	nstat_report "$NS_B" B
-	dropped=$(in_ns "$NS_B" nft list table inet isng_e2e_lost_ack |
-		sed -n 's/.*counter packets \([0-9]*\) .*/\1/p')
-	assert_eq "$dropped" 1 "B's cookie ACKs dropped in B (its first)"
+	assert_eq "$(nft_first_dropped "$NS_B" isng_e2e_lost_ack)" 1 \
+		"B's cookie ACKs dropped in B (its first)"
 	assert_transfer_intact 1M server
 	assert_eq "$(isng_counter cookie_ack_valid)" 1 "cookie_ack_valid (the probe's)"
 	assert_eq "$(isng_counter proxy_syn_to_server)" 1 "proxy_syn_to_server (one SYN, from the probe)"
