@@ -321,11 +321,8 @@ static inline __u32 isn_closed_timeout_ms(__u32 closed_s, __s64 entries, __u32 m
 	__u64 start = (__u64)max_flows * ISN_ADAPTIVE_START_PCT / 100;
 	__u64 end = (__u64)max_flows * ISN_ADAPTIVE_END_PCT / 100;
 
-	if (!max_flows || entries <= (__s64)start)
-		return ms > 0xffffffffULL ? 0xffffffffU : (__u32)ms;
-	if (entries >= (__s64)end)
-		return 0;
-	ms = ms * (end - (__u64)entries) / (end - start);
+	if (max_flows && entries > (__s64)start)
+		ms = entries >= (__s64)end ? 0 : ms * (end - (__u64)entries) / (end - start);
 	return ms > 0xffffffffULL ? 0xffffffffU : (__u32)ms;
 }
 static inline __u32 isn_sweep_long_ms(__u32 shortest_ms, __u32 interval_ms)
