@@ -616,7 +616,6 @@ __noinline int proxy_server_synack(struct __sk_buff *skb, const struct pkt *pkt_
 		if (!proxy_store(c, pkt, words, len, false) &&
 		    !bpf_clone_redirect(skb, ctx_ifindex(c), 0))
 			stat_inc(STAT_PROXY_WINDOW_OPENED);
-		__builtin_memset(words, 0, sizeof(words));
 	}
 	/* The client's window as of its cookie ACK, in the server's scale. */
 	peer_window = proxy_rescale(st->peer_window, st->peer_wscale_wire, st->peer_wscale_host);
