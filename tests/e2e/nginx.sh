@@ -87,9 +87,9 @@ check_nginx_clients() { # FAMILY SERVER_CPU RETRANS(none|any)
 	assert_eq "$econn $eread $ewrite $etimeout" "0 0 0 0" "wrk socket errors (connect read write timeout)"
 	assert_eq "$non2xx" 0 "wrk responses other than 2xx/3xx"
 	assert_ge "$active" "$req" "active opens in B during wrk (one connection per request)"
-	# The translate path answers a SYN-ACK A resent (to the SYN it resends
-	# when the client's first data comes while A's side opens) with its ACK
-	# again. The two ACKs reach A's stack through M's forwarding, on either
+	# The translate path answers a SYN-ACK A resent (to a SYN it resent: on
+	# the client's retransmitted cookie ACK or zero-window probe, or the
+	# tick's) with its ACK again. The two ACKs reach A's stack through M's forwarding, on either
 	# CPU: when both find the request socket at once, A counts two passive
 	# opens for one connection (the kernel's race above). Those, no more.
 	twice=$((x1 - x0))
