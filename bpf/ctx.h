@@ -153,6 +153,14 @@ static __always_inline int ctx_load_be32(const struct ctx *c, __u64 off, __be32 
 	return 0;
 }
 
+/* Copies len bytes at off out of the packet, past its linear part or first buffer too. */
+static __always_inline long ctx_load_bytes(const struct ctx *c, __u32 off, void *to, __u32 len)
+{
+	if (c->kind == CTX_XDP)
+		return bpf_xdp_load_bytes(c->ctx, off, to, len);
+	return bpf_skb_load_bytes(c->ctx, off, to, len);
+}
+
 /* Writes the 32-bit field at off, the checksum left as it is (ctx_csum_apply follows). */
 static __always_inline int ctx_store_be32(const struct ctx *c, __u64 off, __be32 to)
 {

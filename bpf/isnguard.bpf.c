@@ -3,8 +3,10 @@
  * isnguard datapath. Egress (tc): the host's SYN/SYN-ACK gets the keyed
  * RFC 6528 ISN, later segments seq += delta. Ingress (XDP, or tc where XDP
  * is not wanted): ack, SACK edges and ICMP-quoted seq -= delta. The SYN
- * proxy (bpf/synproxy.h) answers SYNs to protected ports in XDP and turns
- * valid cookie ACKs into connections at tc ingress: a request socket of
+ * proxy (bpf/synproxy.h) answers SYNs to protected ports in XDP (or, with
+ * `--syn-hook tc`, at tc ingress: no XDP program on the device, whose cost
+ * on a veth every packet pays) and turns valid cookie ACKs into
+ * connections at tc ingress: a request socket of
  * the host's listener, or (bpf/proxy.h) a connection isnguard opens to a
  * server itself and translates. Each program parses, looks up, decides,
  * rewrites, and ends in one counter.
@@ -138,8 +140,10 @@ static __always_inline int tc_verdict(int stat)
 		return TC_ACT_OK;	/* the skb carries its request socket to the stack */
 	case STAT_PROXY_SYNACK:
 	case STAT_PROXY_TIMEOUT:
+	case STAT_COOKIE_SENT:
 		return TC_ACT_REDIRECT;	/* bpf_redirect() was called: back in, or back out */
 	case STAT_PROXY_HELD:
+	case STAT_SYN_BAD_CHECKSUM:
 	case STAT_PROXY_TABLE_FULL:
 	case STAT_DROP_ERROR:
 	case STAT_COOKIE_BAD_MAC:
@@ -150,7 +154,10 @@ static __always_inline int tc_verdict(int stat)
 	return TC_ACT_UNSPEC;
 }
 
-/* tc ingress instead of XDP (`--ingress tc`): translation, then cookie ACKs. */
+/*
+ * tc ingress instead of XDP (`--ingress tc`): translation, then cookie
+ * ACKs; with `--syn-hook tc` (syn_at_tc) SYNs first, as xdp_ingress does.
+ */
 SEC("tc")
 int isnguard_tc_ingress(struct __sk_buff *skb)
 {
@@ -161,6 +168,11 @@ int isnguard_tc_ingress(struct __sk_buff *skb)
 	int stat, cookie;
 
 	stat = parse_packet(&c, &pkt, true);
+	if (stat == PARSE_OK && syn_at_tc && tcp_is_syn(&pkt)) {
+		stat = synproxy_syn_tc(skb, &pkt);
+		if (stat == SYNPROXY_NOT_MINE)
+			stat = pkt.tcp_flags & (TCPF_RST | TCPF_FIN) ? PARSE_OK : STAT_PASS_PEER_SYN;
+	}
 	if (stat == PARSE_OK) {
 		struct pkt copy = pkt;	/* see proxy_translate */
 		bool closed_check = synproxy_acks_wanted() && synproxy_ack_candidate(&c, &pkt);
@@ -257,8 +269,14 @@ int isnguard_tc_egress(struct __sk_buff *skb)
 {
 	struct ctx c = { .ctx = skb, .kind = CTX_SKB };
 	__u64 t0 = prof_start();
-	int stat = datapath_egress(&c);
+	int stat;
 
+	/* Counted where it was answered (cookie_sent), at tc ingress. */
+	if (synproxy_own_synack(skb)) {
+		prof_end(ISN_PROF_TC_EGRESS, ISN_PROF_NO_STAT, t0);
+		return TC_ACT_UNSPEC;
+	}
+	stat = datapath_egress(&c);
 	stat_inc(stat);
 	prof_end(ISN_PROF_TC_EGRESS, stat, t0);
 	return tc_verdict(stat);

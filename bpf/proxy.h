@@ -62,7 +62,9 @@
 /*
  * Writes a header isnguard built over the skb's TCP header, the skb cut or
  * grown to end right after it; turn sends it back where it came from
- * (addresses, ports were swapped by the caller's words, MACs here). The
+ * (addresses, ports were swapped by the caller's words, MACs here), and
+ * fresh gives it a fresh packet's IP header too (synhdr_ipv4_answer: the
+ * cookie SYN-ACK at tc, bpf/synproxy.h). The
  * TCP checksum goes through bpf_l4_csum_replace, so it comes out right
  * whatever the skb's checksum state: the field starts as ones'-complement
  * zero, the header's sum is added as a plain change (left out of
@@ -71,7 +73,7 @@
  * csum then learns the field's change (bpf_csum_update, a no-op otherwise).
  */
 static __always_inline int proxy_store(const struct ctx *c, const struct pkt *pkt, __u32 *words,
-				       __u32 tcp_len, bool turn)
+				       __u32 tcp_len, bool turn, bool fresh)
 {
 	struct __sk_buff *skb = c->ctx;
 	__u32 addrs[8] = {}, addr_words, hsum, psum;
@@ -84,7 +86,10 @@ static __always_inline int proxy_store(const struct ctx *c, const struct pkt *pk
 
 		if (bpf_skb_load_bytes(skb, pkt->l3_off, &ip, sizeof(ip)))
 			return -1;
-		synhdr_ipv4(&ip, tcp_len, turn);
+		if (fresh)
+			synhdr_ipv4_answer(&ip, tcp_len);
+		else
+			synhdr_ipv4(&ip, tcp_len, turn);
 		if (bpf_skb_store_bytes(skb, pkt->l3_off, &ip, sizeof(ip), BPF_F_RECOMPUTE_CSUM))
 			return -1;
 		addrs[0] = ip.saddr;
@@ -95,7 +100,10 @@ static __always_inline int proxy_store(const struct ctx *c, const struct pkt *pk
 
 		if (bpf_skb_load_bytes(skb, pkt->l3_off, &ip6, sizeof(ip6)))
 			return -1;
-		synhdr_ipv6(&ip6, tcp_len, turn);
+		if (fresh)
+			synhdr_ipv6_answer(&ip6, tcp_len);
+		else
+			synhdr_ipv6(&ip6, tcp_len, turn);
 		if (bpf_skb_store_bytes(skb, pkt->l3_off, &ip6, sizeof(ip6), BPF_F_RECOMPUTE_CSUM))
 			return -1;
 		__builtin_memcpy(addrs, &ip6.saddr, 32);
@@ -427,7 +435,7 @@ __noinline int proxy_open(struct __sk_buff *skb, const struct pkt *pkt_arg,
 		h.flags = TCPF_RST;
 		len = synhdr_words(words, &h);
 		proxy_flow_remove(fk);
-		if (proxy_store(c, pkt, words, len, true))
+		if (proxy_store(c, pkt, words, len, true, false))
 			return STAT_DROP_ERROR;
 		bpf_redirect(ctx_ifindex(c), 0);
 		return STAT_PROXY_TIMEOUT;
@@ -483,7 +491,7 @@ __noinline int proxy_open(struct __sk_buff *skb, const struct pkt *pkt_arg,
 	h.wscale_ok = opts->wscale_ok;
 	h.wscale = peer_shift;
 	len = synhdr_words(words, &h);
-	if (proxy_store(c, pkt, words, len, false))
+	if (proxy_store(c, pkt, words, len, false, false))
 		return STAT_DROP_ERROR;
 	return STAT_PROXY_SYN;
 }
@@ -613,7 +621,7 @@ __noinline int proxy_server_synack(struct __sk_buff *skb, const struct pkt *pkt_
 		};
 
 		len = synhdr_words(words, &u);
-		if (!proxy_store(c, pkt, words, len, false) &&
+		if (!proxy_store(c, pkt, words, len, false, false) &&
 		    !bpf_clone_redirect(skb, ctx_ifindex(c), 0))
 			stat_inc(STAT_PROXY_WINDOW_OPENED);
 	}
@@ -629,7 +637,7 @@ __noinline int proxy_server_synack(struct __sk_buff *skb, const struct pkt *pkt_
 	h.tsval = st->peer_tsval;
 	h.tsecr = so.tsval;
 	len = synhdr_words(words, &h);
-	if (proxy_store(c, pkt, words, len, true))
+	if (proxy_store(c, pkt, words, len, true, false))
 		return STAT_DROP_ERROR;
 	bpf_redirect(ctx_ifindex(c), BPF_F_INGRESS);
 	return STAT_PROXY_SYNACK;

@@ -138,4 +138,26 @@ static __always_inline void synhdr_ipv6(struct ipv6hdr *ip6, __u32 tcp_len, bool
 	ip6->payload_len = bpf_htons((__u16)tcp_len);
 }
 
+/*
+ * The IP header of a packet isnguard answers with in place of the one it
+ * received (the cookie SYN-ACK): the addresses swapped and the fields of a
+ * fresh packet, as the host's stack would send it (no TOS or ECN, IP ID 0
+ * and DF, as Linux sends a SYN-ACK; IPv6 with no class or flow label).
+ */
+#define SYNHDR_IP_DF 0x4000
+
+static __always_inline void synhdr_ipv4_answer(struct iphdr *ip, __u32 tcp_len)
+{
+	ip->tos = 0;
+	ip->id = 0;
+	ip->frag_off = bpf_htons(SYNHDR_IP_DF);
+	synhdr_ipv4(ip, tcp_len, true);
+}
+
+static __always_inline void synhdr_ipv6_answer(struct ipv6hdr *ip6, __u32 tcp_len)
+{
+	*(__be32 *)ip6 = bpf_htonl(0x60000000);	/* version 6, no class, no label */
+	synhdr_ipv6(ip6, tcp_len, true);
+}
+
 #endif /* ISNGUARD_BPF_SYNHDR_H */

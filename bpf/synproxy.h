@@ -37,7 +37,6 @@
 /* synproxy_syn: the SYN gets a cookie SYN-ACK, as planned (synproxy_answer). */
 #define SYNPROXY_ANSWER (-5)
 
-#define IP_DF 0x4000
 /* RFC 9293 3.7.1 and RFC 8200 section 8.3: the MSS to assume when a SYN names none. */
 #define SYNPROXY_DEFAULT_MSS4 536
 #define SYNPROXY_DEFAULT_MSS6 1220
@@ -149,6 +148,16 @@ static __always_inline bool synproxy_auto_active(const struct synproxy_config *s
  */
 const volatile __u64 dev_mac = 0;
 
+/*
+ * Set by the loader (`attach --syn-hook tc`): this device has no XDP
+ * program, and isnguard_tc_ingress answers SYNs itself (synproxy_syn_tc).
+ * Its SYN-ACK, the SYN's skb turned around, leaves through the device's
+ * own tc egress (bpf_redirect) carrying ISN_MARK_SYNACK, where
+ * synproxy_own_synack lets it pass untouched: it is not the host's
+ * SYN-ACK, whose ISN egress would replace.
+ */
+const volatile bool syn_at_tc = false;
+
 /* Whether an Ethernet frame is addressed to another station's MAC. */
 static __always_inline bool synproxy_eth_other_host(const struct ethhdr *eth)
 {
@@ -249,6 +258,9 @@ struct synack_plan {
 	bool zero_window;	/* the translate path: the client waits for the server (bpf/proxy.h) */
 	__u32 client_isn;
 	__u32 client_tsval;
+	/* At tc (syn_at_tc): the answer's, from synproxy_cookie_skb to synproxy_reply_skb. */
+	__u32 cookie;
+	__u32 tsval;
 };
 
 /*
@@ -345,21 +357,6 @@ static __always_inline __u32 synack_tcp_header(__u32 *w, const struct tcphdr *sy
 	return synhdr_words(w, &h);
 }
 
-/* The IPv4 header of the SYN-ACK: the SYN's, addresses swapped, fields of a fresh packet. */
-static __always_inline void synack_ipv4(struct iphdr *ip, __u32 tcp_len)
-{
-	ip->tos = 0;
-	ip->id = 0;
-	ip->frag_off = bpf_htons(IP_DF);
-	synhdr_ipv4(ip, tcp_len, true);
-}
-
-static __always_inline void synack_ipv6(struct ipv6hdr *ip6, __u32 tcp_len)
-{
-	*(__be32 *)ip6 = bpf_htonl(0x60000000);	/* version 6, no class, no label */
-	synhdr_ipv6(ip6, tcp_len, true);
-}
-
 /* Copies the header words into the frame; the frame ends right after them. */
 static __always_inline int synack_store_tcp(const struct ctx *c, __u32 off, const __u32 *words,
 					    __u32 tcp_len)
@@ -416,14 +413,14 @@ static __always_inline int synproxy_reply(const struct ctx *c, const struct pkt 
 
 		if (!ip)
 			return -1;
-		synack_ipv4(ip, tcp_len);
+		synhdr_ipv4_answer(ip, tcp_len);
 		((__u16 *)words)[8] = synhdr_csum(words, tcp_len, (const __u32 *)&ip->saddr, 2);
 	} else {
 		struct ipv6hdr *ip6 = ctx_ptr(c, pkt->l3_off, IPV6_HLEN);
 
 		if (!ip6)
 			return -1;
-		synack_ipv6(ip6, tcp_len);
+		synhdr_ipv6_answer(ip6, tcp_len);
 		((__u16 *)words)[8] = synhdr_csum(words, tcp_len, (const __u32 *)&ip6->saddr, 8);
 	}
 	if (!l3_device) {
@@ -440,7 +437,7 @@ static __always_inline int synproxy_reply(const struct ctx *c, const struct pkt 
 }
 
 /*
- * XDP: a SYN (no ACK). Returns the decision, SYNPROXY_NOT_MINE when the SYN
+ * A SYN (no ACK), in XDP or at tc (syn_at_tc). Returns the decision, SYNPROXY_NOT_MINE when the SYN
  * proxy does not guard its port, or SYNPROXY_ANSWER with plan filled: the
  * SYN gets a cookie SYN-ACK (synproxy_answer).
  */
@@ -468,11 +465,13 @@ static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *p
 		return STAT_SYN_PASSED_AUTO;
 	/*
 	 * Answered only in the plain form: no IP options, no FIN or RST beside
-	 * SYN, and one buffer (a SYN spread over fragments carries more data
-	 * than a SYN-ACK can be cut down from in place).
+	 * SYN, and in XDP one buffer (a SYN spread over fragments carries more
+	 * data than a SYN-ACK can be cut down from in place; an skb's tail is
+	 * cut whatever its pages).
 	 */
 	if (pkt->tcp_flags & (TCPF_FIN | TCPF_RST) || !parse_plain_ip(c, pkt) ||
-	    bpf_xdp_get_buff_len(c->ctx) != (__u64)(ctx_data_end(c) - ctx_data(c)))
+	    (c->kind == CTX_XDP &&
+	     bpf_xdp_get_buff_len(c->ctx) != (__u64)(ctx_data_end(c) - ctx_data(c))))
 		return STAT_SYN_UNANSWERABLE;
 	synopt_parse(c, pkt, &so);
 	if (so.is_signed)
@@ -509,22 +508,31 @@ static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *p
 	return SYNPROXY_ANSWER;
 }
 
-/* The SYN that synproxy_syn planned an answer to becomes the cookie SYN-ACK (XDP_TX). */
+/* The cookie, and the timestamp it rides in, for the SYN synproxy_syn planned an answer to. */
+static __always_inline int synproxy_cookie(const struct ctx *c, const struct pkt *pkt,
+					   const struct synack_plan *plan, __u32 *cookie,
+					   __u32 *tsval)
+{
+	const struct isn_config *cfg = config_get();
+	union isn_input in;
+	struct flow_key fk;
+
+	if (!cfg || tcp_flow_key(c, pkt, false, &fk))
+		return -1;
+	return cookie_make(cfg, &fk, plan->client_isn, bpf_ktime_get_coarse_ns(),
+			   cookie_opt_bits(plan->mss_index, &plan->opts, plan->ts), plan->ts,
+			   cookie, tsval, &in) ? -1 : 0;
+}
+
+/* XDP: the SYN that synproxy_syn planned an answer to becomes the cookie SYN-ACK (XDP_TX). */
 static __always_inline int synproxy_answer(const struct ctx *c, const struct pkt *pkt,
 					   const struct synack_plan *plan)
 {
 	const struct synproxy_config *sp = synproxy_get();
-	const struct isn_config *cfg = config_get();
-	union isn_input in;
-	struct flow_key fk;
 	__u32 cookie, tsval = 0;
 	int ret;
 
-	if (!sp || !cfg || tcp_flow_key(c, pkt, false, &fk))
-		return STAT_DROP_ERROR;
-	if (cookie_make(cfg, &fk, plan->client_isn, bpf_ktime_get_coarse_ns(),
-			cookie_opt_bits(plan->mss_index, &plan->opts, plan->ts), plan->ts, &cookie,
-			&tsval, &in))
+	if (!sp || synproxy_cookie(c, pkt, plan, &cookie, &tsval))
 		return STAT_DROP_ERROR;
 	ret = synproxy_reply(c, pkt, plan, sp, cookie, tsval);
 	if (ret == SYNACK_UNTOUCHED)
@@ -563,6 +571,73 @@ __noinline int synproxy_answer_xdp(struct xdp_md *xdp, const struct pkt *pkt_arg
 	return synproxy_answer(&c, &p, plan);
 }
 
+/* The same at tc ingress (syn_at_tc). */
+__noinline int synproxy_syn_skb(struct __sk_buff *skb, const struct pkt *pkt_arg,
+				struct synack_plan *plan)
+{
+	struct ctx c = { .ctx = skb, .kind = CTX_SKB };
+	struct pkt p;
+
+	if (!pkt_arg || !plan)
+		return STAT_DROP_ERROR;
+	p = *pkt_arg;
+	return synproxy_syn(&c, &p, plan);
+}
+
+/*
+ * At tc the answer is two global functions, called one after the other so
+ * that the cookie's hash state and the SYN-ACK's header words are never on
+ * the stack together: the cookie into the plan, then the reply.
+ */
+__noinline int synproxy_cookie_skb(struct __sk_buff *skb, const struct pkt *pkt_arg,
+				   struct synack_plan *plan)
+{
+	struct ctx c = { .ctx = skb, .kind = CTX_SKB };
+	__u32 cookie, tsval = 0;
+	struct pkt p;
+
+	if (!pkt_arg || !plan)
+		return STAT_DROP_ERROR;
+	p = *pkt_arg;
+	if (synproxy_cookie(&c, &p, plan, &cookie, &tsval))
+		return STAT_DROP_ERROR;
+	plan->cookie = cookie;
+	plan->tsval = tsval;
+	return 0;
+}
+
+/*
+ * The SYN's skb becomes the cookie SYN-ACK through proxy_store (checksums
+ * right whatever the skb's state, a CHECKSUM_PARTIAL one's left for the
+ * device to complete), marked for the device's tc egress
+ * (synproxy_own_synack) and redirected out of it: STAT_COOKIE_SENT.
+ */
+__noinline int synproxy_reply_skb(struct __sk_buff *skb, const struct pkt *pkt_arg,
+				  const struct synack_plan *plan)
+{
+	const struct synproxy_config *sp = synproxy_get();
+	struct ctx c = { .ctx = skb, .kind = CTX_SKB };
+	__u32 words[SYNHDR_MAX_WORDS] = {};
+	struct tcphdr *th;
+	__u32 tcp_len;
+	struct pkt p;
+
+	if (!pkt_arg || !plan || !sp)
+		return STAT_DROP_ERROR;
+	p = *pkt_arg;
+	th = ctx_ptr(&c, p.l4_off, TCP_HLEN_MIN);
+	if (!th)
+		return STAT_SYN_UNANSWERABLE;
+	tcp_len = synack_tcp_header(words, th, plan, sp, plan->cookie, plan->tsval);
+	if (tcp_len > SYNHDR_MAX_WORDS * 4 || tcp_len < TCP_HLEN_MIN + 4)
+		return STAT_SYN_UNANSWERABLE;
+	if (proxy_store(&c, &p, words, tcp_len, true, true))
+		return STAT_DROP_ERROR;
+	skb->mark = ISN_MARK_SYNACK;
+	bpf_redirect(ctx_ifindex(&c), 0);
+	return STAT_COOKIE_SENT;
+}
+
 /* Data on a SYN (Fast Open) is summed in chunks of this many bytes, copied out of the frame. */
 #define SYN_CSUM_CHUNK 64
 /*
@@ -576,34 +651,47 @@ __noinline int synproxy_answer_xdp(struct xdp_md *xdp, const struct pkt *pkt_arg
  * Adds the bytes [off, end) of the frame to *sum: whole chunks, then the
  * last one zero-padded (RFC 1071 pads an odd end so), which ends the loop,
  * so that the verifier walks each length once, not every way to go on.
- * bpf_xdp_load_bytes takes any offset, where a packet pointer's is
- * bounded. A global function, verified once. 0, or -1 when the frame ends
- * early.
+ * The load-bytes helpers take any offset, where a packet pointer's is
+ * bounded, and follow an skb's pages. 0, or -1 when the frame ends early.
  */
-__noinline int synproxy_csum_data(struct xdp_md *xdp, __u32 off, __u32 end, __u64 *sum)
+static __always_inline int synproxy_csum_data_ctx(const struct ctx *c, __u32 off, __u32 end,
+						  __u64 *sum)
 {
 	__u8 chunk[SYN_CSUM_CHUNK];
 	__u32 i, len;
 
-	if (!sum)
-		return -1;
 	for (i = 0; i < SYN_CSUM_MAX_CHUNKS; i++) {
 		len = end - off;
 		if ((__s32)len <= 0)	/* signed: the verifier then knows len is not 0 */
 			return 0;
 		if (len < SYN_CSUM_CHUNK) {
 			__builtin_memset(chunk, 0, sizeof(chunk));
-			if (bpf_xdp_load_bytes(xdp, off, chunk, len))
+			if (ctx_load_bytes(c, off, chunk, len))
 				return -1;
 			*sum += (__u32)bpf_csum_diff(NULL, 0, (__be32 *)chunk, sizeof(chunk), 0);
 			return 0;
 		}
-		if (bpf_xdp_load_bytes(xdp, off, chunk, SYN_CSUM_CHUNK))
+		if (ctx_load_bytes(c, off, chunk, SYN_CSUM_CHUNK))
 			return -1;
 		*sum += (__u32)bpf_csum_diff(NULL, 0, (__be32 *)chunk, sizeof(chunk), 0);
 		off += SYN_CSUM_CHUNK;
 	}
 	return end == off ? 0 : -1;
+}
+
+/* synproxy_csum_data_ctx as global functions, one per context, each verified once. */
+__noinline int synproxy_csum_data(struct xdp_md *xdp, __u32 off, __u32 end, __u64 *sum)
+{
+	struct ctx c = { .ctx = xdp, .kind = CTX_XDP };
+
+	return sum ? synproxy_csum_data_ctx(&c, off, end, sum) : -1;
+}
+
+__noinline int synproxy_csum_data_skb(struct __sk_buff *skb, __u32 off, __u32 end, __u64 *sum)
+{
+	struct ctx c = { .ctx = skb, .kind = CTX_SKB };
+
+	return sum ? synproxy_csum_data_ctx(&c, off, end, sum) : -1;
 }
 
 /*
@@ -641,13 +729,13 @@ static __always_inline __u32 synproxy_csum_header(const struct ctx *c, __u32 off
  * the stack takes unchecked: so does this. A corrupted SYN hits that value
  * as rarely as a valid checksum (2^-16). A global function: verified once.
  */
-__noinline int synproxy_syn_csum(struct xdp_md *xdp, const struct pkt *pkt_arg)
+static __always_inline int synproxy_syn_csum_ctx(const struct ctx *c, const struct pkt *pkt_arg)
 {
-	struct ctx c = { .ctx = xdp, .kind = CTX_XDP };
-	__u32 off, end, words;
+	__u32 off, end, words, have;
 	struct tcphdr *th;
 	__u64 pseudo, sum;
 	struct pkt p;
+	int err;
 
 	if (!pkt_arg)
 		return STAT_DROP_ERROR;
@@ -655,16 +743,18 @@ __noinline int synproxy_syn_csum(struct xdp_md *xdp, const struct pkt *pkt_arg)
 	off = p.l4_off;
 	end = p.l4_end;
 	words = p.tcp_hlen / 4;
+	/* What the frame holds; an skb's data may go on past its linear part. */
+	have = c->kind == CTX_XDP ? (__u32)(ctx_data_end(c) - ctx_data(c)) : ctx_skb_len(c);
 	/* The IP length says more than the frame holds: the stack drops it as truncated. */
-	if (end > (__u32)(ctx_data_end(&c) - ctx_data(&c)) || end < off + p.tcp_hlen ||
+	if (end > have || end < off + p.tcp_hlen ||
 	    end - off - p.tcp_hlen > SYN_CSUM_CHUNK * SYN_CSUM_MAX_CHUNKS)
 		return STAT_SYN_UNANSWERABLE;
-	th = ctx_ptr(&c, off, TCP_HLEN_MIN);
+	th = ctx_ptr(c, off, TCP_HLEN_MIN);
 	if (!th)
 		return STAT_PASS_TRUNCATED;
 	pseudo = (__u32)bpf_htonl(end - off + IPPROTO_TCP);	/* length and protocol, as words */
 	if (p.family == FLOW_FAMILY_IPV4) {
-		struct iphdr *ip = ctx_ptr(&c, p.l3_off, IPV4_HLEN_MIN);
+		struct iphdr *ip = ctx_ptr(c, p.l3_off, IPV4_HLEN_MIN);
 
 		if (!ip)
 			return STAT_PASS_TRUNCATED;
@@ -672,7 +762,7 @@ __noinline int synproxy_syn_csum(struct xdp_md *xdp, const struct pkt *pkt_arg)
 			return STAT_SYN_BAD_CHECKSUM;
 		pseudo = csum_words_add((const __u32 *)&ip->saddr, 2, pseudo);
 	} else {
-		struct ipv6hdr *ip6 = ctx_ptr(&c, p.l3_off, IPV6_HLEN);
+		struct ipv6hdr *ip6 = ctx_ptr(c, p.l3_off, IPV6_HLEN);
 
 		if (!ip6)
 			return STAT_PASS_TRUNCATED;
@@ -681,10 +771,30 @@ __noinline int synproxy_syn_csum(struct xdp_md *xdp, const struct pkt *pkt_arg)
 	if (th->check == csum_fold32(csum_fold64(pseudo)))
 		return 0;	/* CHECKSUM_PARTIAL */
 
-	sum = pseudo + synproxy_csum_header(&c, off, words);
-	if (end > off + p.tcp_hlen && synproxy_csum_data(xdp, off + p.tcp_hlen, end, &sum))
-		return STAT_PASS_TRUNCATED;
+	sum = pseudo + synproxy_csum_header(c, off, words);
+	if (end > off + p.tcp_hlen) {
+		err = c->kind == CTX_XDP
+			      ? synproxy_csum_data(c->ctx, off + p.tcp_hlen, end, &sum)
+			      : synproxy_csum_data_skb(c->ctx, off + p.tcp_hlen, end, &sum);
+		if (err)
+			return STAT_PASS_TRUNCATED;
+	}
 	return csum_fold32(csum_fold64(sum)) == 0xffff ? 0 : STAT_SYN_BAD_CHECKSUM;
+}
+
+__noinline int synproxy_syn_csum(struct xdp_md *xdp, const struct pkt *pkt_arg)
+{
+	struct ctx c = { .ctx = xdp, .kind = CTX_XDP };
+
+	return synproxy_syn_csum_ctx(&c, pkt_arg);
+}
+
+/* The same at tc ingress (syn_at_tc), where an skb's state is no more visible than in XDP. */
+__noinline int synproxy_syn_csum_skb(struct __sk_buff *skb, const struct pkt *pkt_arg)
+{
+	struct ctx c = { .ctx = skb, .kind = CTX_SKB };
+
+	return synproxy_syn_csum_ctx(&c, pkt_arg);
 }
 
 /*
@@ -706,6 +816,38 @@ static __always_inline int synproxy_syn_answer(struct xdp_md *xdp, const struct 
 	if (stat)
 		return stat;
 	return synproxy_answer_xdp(xdp, &copy, &plan);	/* the callees only read the copy */
+}
+
+/*
+ * synproxy_syn_answer at tc ingress (syn_at_tc): STAT_COOKIE_SENT means the
+ * skb is the SYN-ACK, redirected (synproxy_reply_skb).
+ */
+static __always_inline int synproxy_syn_tc(struct __sk_buff *skb, const struct pkt *pkt)
+{
+	struct synack_plan plan = {};
+	struct pkt copy = *pkt;	/* see proxy_translate */
+	int stat;
+
+	stat = synproxy_syn_skb(skb, &copy, &plan);
+	if (stat != SYNPROXY_ANSWER)
+		return stat;
+	stat = synproxy_syn_csum_skb(skb, &copy);
+	if (!stat)
+		stat = synproxy_cookie_skb(skb, &copy, &plan);
+	return stat ? stat : synproxy_reply_skb(skb, &copy, &plan);
+}
+
+/*
+ * tc egress (syn_at_tc): whether the segment is the cookie SYN-ACK
+ * synproxy_reply_skb redirected out of the device it came in on. Its mark
+ * goes, as it came (a SYN's skb has none set before tc ingress).
+ */
+static __always_inline bool synproxy_own_synack(struct __sk_buff *skb)
+{
+	if (!syn_at_tc || skb->mark != ISN_MARK_SYNACK || skb->ingress_ifindex != skb->ifindex)
+		return false;
+	skb->mark = 0;
+	return true;
 }
 
 /* An ACK (no SYN, no RST) to a protected port: what synproxy_ack takes. */

@@ -486,6 +486,14 @@ enum isn_stat {
 #undef ISNGUARD_STAT_ENUM
 
 /*
+ * The skb mark of a cookie SYN-ACK answered at tc ingress (`--syn-hook
+ * tc`) on its way out through the same device's tc egress, which clears
+ * it and lets the segment pass untouched (bpf/synproxy.h,
+ * synproxy_own_synack). Only ever set between those two programs.
+ */
+#define ISN_MARK_SYNACK 0x15a6c00cU
+
+/*
  * Where the datapath is attached (map isn_links, written only by the
  * loader): the state directory is shared by every interface, in any network
  * namespace, so this is how detach knows it removed the last user and status
@@ -509,12 +517,21 @@ enum link_ingress {
 	LINK_INGRESS_TC = 3,
 };
 
+/* link_info flags. */
+enum link_flags {
+	/*
+	 * `--syn-hook tc`: SYN cookies are answered at tc ingress, and the
+	 * device has no XDP program at all.
+	 */
+	LINK_F_SYN_TC = 1,
+};
+
 struct link_info {
 	char ifname[16];
 	__u32 ingress;		/* enum link_ingress */
 	__u32 ingress_prog_id;
 	__u32 egress_prog_id;
-	__u32 pad;
+	__u32 flags;		/* enum link_flags */
 	__u64 attached_at;	/* CLOCK_REALTIME seconds */
 };
 

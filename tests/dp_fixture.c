@@ -128,9 +128,44 @@ bool dp_share_maps_except(struct bpf_object *obj, const char *prefix)
 	return true;
 }
 
+/*
+ * `attach --syn-hook tc`: the same object loaded again with syn_at_tc set,
+ * its tc programs on the first one's maps. Loaded on first use.
+ */
+static struct isnguard *syn_tc_skel;
+
+static bool syn_tc_load(void)
+{
+	struct bpf_program *p;
+
+	if (syn_tc_skel)
+		return true;
+	syn_tc_skel = isnguard__open();
+	if (!syn_tc_skel) {
+		FAIL("open isnguard.bpf.o for --syn-hook tc: %s", strerror(errno));
+		return false;
+	}
+	syn_tc_skel->rodata->dev_mac = DP_DEV_MAC;
+	syn_tc_skel->rodata->syn_at_tc = true;
+	bpf_object__for_each_program(p, syn_tc_skel->obj)
+		bpf_program__set_autoload(p, p == syn_tc_skel->progs.isnguard_tc_ingress ||
+					     p == syn_tc_skel->progs.isnguard_tc_egress);
+	if (!dp_share_maps(syn_tc_skel->obj) || isnguard__load(syn_tc_skel)) {
+		FAIL("load isnguard.bpf.o with syn_at_tc: %s", strerror(errno));
+		isnguard__destroy(syn_tc_skel);
+		syn_tc_skel = NULL;
+		return false;
+	}
+	return true;
+}
+
 static struct bpf_program *prog_of(enum dp_prog prog)
 {
 	switch (prog) {
+	case DP_TC_SYN:
+		return syn_tc_load() ? syn_tc_skel->progs.isnguard_tc_ingress : NULL;
+	case DP_TC_SYN_EGRESS:
+		return syn_tc_load() ? syn_tc_skel->progs.isnguard_tc_egress : NULL;
 	case DP_XDP_INGRESS:
 		return skel->progs.isnguard_xdp;
 	case DP_TC_INGRESS:
@@ -149,7 +184,8 @@ static struct bpf_program *prog_of(enum dp_prog prog)
 const char *dp_prog_name(enum dp_prog prog)
 {
 	static const char *const names[] = { "xdp ingress", "tc ingress", "tc egress",
-					     "xdp cookie", "tc cookie", "tc tick" };
+					     "xdp cookie", "tc cookie", "tc tick",
+					     "tc ingress (syn-hook tc)", "tc egress (syn-hook tc)" };
 
 	return names[prog];
 }
@@ -173,6 +209,8 @@ bool dp_run(enum dp_prog prog, const uint8_t *in, size_t in_len, uint8_t *out,
 
 	if (!loaded("dp_run"))
 		return false;
+	if (!prog_of(prog))
+		return false;
 	if (bpf_prog_test_run_opts(bpf_program__fd(prog_of(prog)), &opts)) {
 		FAIL("%s: BPF_PROG_TEST_RUN: %s", dp_prog_name(prog), strerror(errno));
 		return false;
@@ -180,6 +218,16 @@ bool dp_run(enum dp_prog prog, const uint8_t *in, size_t in_len, uint8_t *out,
 	*out_len = opts.data_size_out;
 	*verdict = opts.retval;
 	return true;
+}
+
+int dp_prog_fd(enum dp_prog prog)
+{
+	struct bpf_program *p;
+
+	if (!loaded("dp_prog_fd"))
+		return -1;
+	p = prog_of(prog);
+	return p ? bpf_program__fd(p) : -1;
 }
 
 bool dp_run_repeat(enum dp_prog prog, const uint8_t *in, size_t in_len, uint32_t repeat,
@@ -192,6 +240,8 @@ bool dp_run_repeat(enum dp_prog prog, const uint8_t *in, size_t in_len, uint32_t
 	);
 
 	if (!loaded("dp_run_repeat"))
+		return false;
+	if (!prog_of(prog))
 		return false;
 	if (bpf_prog_test_run_opts(bpf_program__fd(prog_of(prog)), &opts)) {
 		FAIL("%s: BPF_PROG_TEST_RUN x%u: %s", dp_prog_name(prog), repeat, strerror(errno));

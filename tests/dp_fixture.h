@@ -23,6 +23,8 @@ enum dp_prog {
 	DP_XDP_COOKIE,		/* the SYN-proxy half alone, beside tc ingress */
 	DP_TC_COOKIE,		/* cookie ACKs beside XDP ingress */
 	DP_TC_TICK,		/* the tick device's ingress: the proxy's SYN resends */
+	DP_TC_SYN,		/* tc ingress with `--syn-hook tc`: SYN cookies answered there */
+	DP_TC_SYN_EGRESS,	/* tc egress beside it */
 };
 
 #define DP_FLOW_TABLE_SIZE 4096
@@ -42,6 +44,9 @@ const char *dp_prog_name(enum dp_prog prog);
 
 /* The verdict a program gives a frame it lets through. */
 uint32_t dp_pass_verdict(enum dp_prog prog);
+
+/* A program's fd, for a run with its own options (a context); -1 and a failed test if none. */
+int dp_prog_fd(enum dp_prog prog);
 
 /* Runs a frame through prog; out receives the frame as it leaves. */
 bool dp_run(enum dp_prog prog, const uint8_t *in, size_t in_len, uint8_t *out,

@@ -169,7 +169,7 @@ TEST(test_abi_link_records_match_btf)
 {
 	static const struct abi_member key_members[] = MEMBERS(link_key, netns_ino, ifindex, pad);
 	static const struct abi_member info_members[] =
-		MEMBERS(link_info, ifname, ingress, ingress_prog_id, egress_prog_id, pad,
+		MEMBERS(link_info, ifname, ingress, ingress_prog_id, egress_prog_id, flags,
 			attached_at);
 
 	CHECK_STRUCT(DATAPATH_OBJ, link_key, key_members);

@@ -55,6 +55,7 @@
 #define TC_ACT_OK_VERDICT 0
 #define TC_ACT_SHOT_VERDICT 2
 #define TC_ACT_UNSPEC_VERDICT ((uint32_t)-1)
+#define TC_ACT_REDIRECT_VERDICT 7
 #define TH_ECE 0x40
 #define TH_CWR 0x80
 
@@ -531,6 +532,17 @@ static bool synack_ecn(const uint8_t *out, size_t len, bool *ece, bool *cookie_e
 	return false;
 }
 
+/* A SYN answered: XDP_TX, or at tc (`--syn-hook tc`) the skb redirected out. */
+static uint32_t answered_verdict(enum dp_prog prog)
+{
+	return prog == DP_TC_SYN ? TC_ACT_REDIRECT_VERDICT : XDP_TX_VERDICT;
+}
+
+static uint32_t dropped_verdict(enum dp_prog prog)
+{
+	return prog == DP_TC_SYN ? TC_ACT_SHOT_VERDICT : XDP_DROP_VERDICT;
+}
+
 static void check_syn_row(const struct syn_row *r, enum dp_prog prog)
 {
 	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN], want[PKT_MAX_LEN];
@@ -569,7 +581,7 @@ static void check_syn_row(const struct syn_row *r, enum dp_prog prog)
 		return;
 	after = coarse_slot();
 	snprintf(what, sizeof(what), "%s (%s)", r->name, dp_prog_name(prog));
-	ASSERT_EQ(verdict, XDP_TX_VERDICT, what);
+	ASSERT_EQ(verdict, answered_verdict(prog), what);
 	ASSERT_EQ(dp_stat(STAT_COOKIE_SENT), sent + 1, "cookie_sent");
 	want_len = expected_synack(r, &s, before, want);
 	if (after != before && (out_len != want_len || memcmp(out, want, want_len)))
@@ -596,6 +608,7 @@ TEST(test_synproxy_syn_answered_with_the_reference_cookie_synack)
 		test_case_begin("%s", syn_rows[i].name);
 		check_syn_row(&syn_rows[i], DP_XDP_INGRESS);
 		check_syn_row(&syn_rows[i], DP_XDP_COOKIE);
+		check_syn_row(&syn_rows[i], DP_TC_SYN);
 	}
 }
 
@@ -669,7 +682,7 @@ static void check_bad_csum_row(const struct bad_csum_row *r, enum dp_prog prog)
 	seen = dp_stat(STAT_SYN_SEEN);
 	if (!dp_run(prog, in, in_len, out, &out_len, &verdict))
 		return;
-	ASSERT_EQ(verdict, XDP_DROP_VERDICT, what);
+	ASSERT_EQ(verdict, dropped_verdict(prog), what);
 	ASSERT_EQ(dp_stat(STAT_SYN_BAD_CHECKSUM), bad + 1, "syn_bad_checksum");
 	ASSERT_EQ(dp_stat(STAT_COOKIE_SENT), sent, "cookie_sent");
 	ASSERT_EQ(dp_stat(STAT_SYN_SEEN), seen + 1, "syn_seen");
@@ -681,6 +694,7 @@ TEST(test_synproxy_syn_with_bad_checksum_dropped_and_counted)
 		test_case_begin("%s", bad_csum_rows[i].name);
 		check_bad_csum_row(&bad_csum_rows[i], DP_XDP_INGRESS);
 		check_bad_csum_row(&bad_csum_rows[i], DP_XDP_COOKIE);
+		check_bad_csum_row(&bad_csum_rows[i], DP_TC_SYN);
 	}
 }
 
@@ -774,7 +788,7 @@ static void check_pass_syn_row(const struct pass_syn_row *r, enum dp_prog prog)
 	struct synproxy_config cfg = sp_always;
 	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN];
 	uint64_t before_stat, before_sent, before_seen;
-	bool counted = prog == DP_XDP_INGRESS || syn_decision(r->stat);
+	bool counted = prog != DP_XDP_COOKIE || syn_decision(r->stat);
 	/* The SYN proxy looked at it: a protected port, the proxy on, the headers parsed. */
 	bool seen = syn_decision(r->stat);
 	size_t in_len, out_len;
@@ -837,7 +851,7 @@ static void check_pass_syn_row(const struct pass_syn_row *r, enum dp_prog prog)
 	before_seen = dp_stat(STAT_SYN_SEEN);
 	if (!dp_run(prog, in, in_len, out, &out_len, &verdict))
 		return;
-	ASSERT_EQ(verdict, XDP_PASS_VERDICT, what);
+	ASSERT_EQ(verdict, dp_pass_verdict(prog), what);
 	ASSERT_EQ(out_len, in_len, what);
 	ASSERT_MEMEQ(out, in, in_len, what);
 	ASSERT_EQ(dp_stat(STAT_COOKIE_SENT), before_sent, "cookie_sent");
@@ -851,7 +865,101 @@ TEST(test_synproxy_odd_syns_pass_untouched_and_counted)
 		test_case_begin("%s", pass_syn_rows[i].name);
 		check_pass_syn_row(&pass_syn_rows[i], DP_XDP_INGRESS);
 		check_pass_syn_row(&pass_syn_rows[i], DP_XDP_COOKIE);
+		check_pass_syn_row(&pass_syn_rows[i], DP_TC_SYN);
 	}
+}
+
+/* ---- `--syn-hook tc`: the cookie SYN-ACK through the device's tc egress --- */
+
+/* Runs frame through tc egress beside the SYN hook, with the skb fields given; *mark_out after. */
+static bool run_syn_egress(const uint8_t *frame, size_t len, uint32_t mark, uint32_t in_ifindex,
+			   uint8_t *out, size_t *out_len, uint32_t *verdict, uint32_t *mark_out)
+{
+	struct __sk_buff ctx = { .mark = mark, .ingress_ifindex = in_ifindex, .ifindex = 1 };
+	struct __sk_buff ctx_out = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = (uint32_t)len,
+		    .data_out = out, .data_size_out = PKT_MAX_LEN, .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx), .ctx_out = &ctx_out,
+		    .ctx_size_out = sizeof(ctx_out), .repeat = 1);
+	int fd = dp_prog_fd(DP_TC_SYN_EGRESS);
+
+	if (fd < 0)
+		return false;
+	if (bpf_prog_test_run_opts(fd, &opts)) {
+		FAIL("tc egress (syn-hook tc): BPF_PROG_TEST_RUN: %s", strerror(errno));
+		return false;
+	}
+	*out_len = opts.data_size_out;
+	*verdict = opts.retval;
+	*mark_out = ctx_out.mark;
+	return true;
+}
+
+/*
+ * The SYN-ACK answered at tc ingress leaves through the same device's tc
+ * egress (bpf_redirect): there, marked and come in on that device, it
+ * passes untouched, uncounted, its mark cleared, no flow made; the host's
+ * own SYN-ACK (no mark, or the mark set by a local socket) still gets the
+ * keyed ISN.
+ */
+TEST(test_synproxy_tc_syn_hook_synack_passes_its_egress_untouched)
+{
+	static const struct syn_row plain = { .family = 4, .mss = 1460, .wscale = 7,
+					      .sack = true, .ts = true };
+	struct synproxy_config cfg = sp_always;
+	uint8_t in[PKT_MAX_LEN], synack[PKT_MAX_LEN], out[PKT_MAX_LEN];
+	size_t in_len, synack_len, out_len;
+	uint32_t verdict, mark;
+	uint64_t rewritten, sent;
+	struct pkt_layout lay;
+	struct flow_state st;
+	struct flow_key fk;
+	struct pkt_spec s;
+
+	cfg.flags |= SYNPROXY_F_LOCAL_PATH;
+	if (!setup(&cfg, SP_PORT) || !dp_flows_clear())
+		return;
+	syn_spec(&plain, SP_PORT, &s);
+	in_len = pkt_build(&s, in, sizeof(in));
+	sent = dp_stat(STAT_COOKIE_SENT);
+	if (!dp_run(DP_TC_SYN, in, in_len, synack, &synack_len, &verdict))
+		return;
+	ASSERT_EQ(verdict, TC_ACT_REDIRECT_VERDICT, "the SYN answered at tc ingress");
+	ASSERT_EQ(dp_stat(STAT_COOKIE_SENT), sent + 1, "cookie_sent");
+	if (!ASSERT_TRUE(pkt_parse(synack, synack_len, &lay), "the SYN-ACK parses") ||
+	    !ASSERT_EQ(synack[lay.l4_off + 13], TH_SYN | TH_ACK, "SYN-ACK flags"))
+		return;
+
+	test_case_begin("cookie_synack_untouched");
+	rewritten = dp_stat(STAT_SYNACK_REWRITTEN);
+	if (!run_syn_egress(synack, synack_len, ISN_MARK_SYNACK, 1, out, &out_len, &verdict,
+			    &mark))
+		return;
+	ASSERT_EQ(verdict, TC_ACT_UNSPEC_VERDICT, "passes");
+	ASSERT_EQ(out_len, synack_len, "length");
+	ASSERT_MEMEQ(out, synack, synack_len, "bytes unchanged");
+	ASSERT_EQ(mark, 0, "mark cleared");
+	ASSERT_EQ(dp_stat(STAT_SYNACK_REWRITTEN), rewritten, "synack_rewritten");
+	dp_flow_key_of(&s, false, &fk);
+	ASSERT_TRUE(!dp_flow_get(&fk, &st), "no flow entry");
+
+	test_case_begin("host_synack_rewritten");
+	rewritten = dp_stat(STAT_SYNACK_REWRITTEN);
+	if (!run_syn_egress(synack, synack_len, 0, 0, out, &out_len, &verdict, &mark))
+		return;
+	ASSERT_EQ(dp_stat(STAT_SYNACK_REWRITTEN), rewritten + 1, "synack_rewritten");
+	ASSERT_TRUE(out_len == synack_len && memcmp(out + lay.l4_off + 4, synack + lay.l4_off + 4, 4),
+		    "its ISN replaced");
+	if (!dp_flows_clear())
+		return;
+
+	test_case_begin("local_socket_mark_rewritten");
+	rewritten = dp_stat(STAT_SYNACK_REWRITTEN);
+	if (!run_syn_egress(synack, synack_len, ISN_MARK_SYNACK, 0, out, &out_len, &verdict, &mark))
+		return;
+	ASSERT_EQ(dp_stat(STAT_SYNACK_REWRITTEN), rewritten + 1, "synack_rewritten");
+	ASSERT_EQ(mark, ISN_MARK_SYNACK, "a socket's mark kept");
+	dp_flows_clear();
 }
 
 /* ---- auto mode ---------------------------------------------------------- */

@@ -11,6 +11,8 @@
  * 32 bytes as kernel 6.1 does; a timer callback runs on a stack of its own
  * and starts a chain of its own), and the verification time.
  *
+ * A program with a load-time switch (variants[]) is measured with it on too.
+ *
  * Usage: verifier_budget [--insns N] [--stack-free N] [--json] OBJ...
  * Exit 0 when every program loads within budget; the last line is
  * "N passed, N failed", a program a test.
@@ -21,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 
@@ -119,15 +122,27 @@ static bool timer_callback(const struct bpf_insn *insn, size_t cnt, size_t i)
 }
 
 /*
+ * Where a BPF-to-BPF call or callback reference points, relative to the
+ * next instruction. In the program the kernel kept (xlated, JIT on), a
+ * call's offset moved to off and imm holds the callee's index.
+ */
+static int call_offset(const struct bpf_insn *insn, bool xlated)
+{
+	if (xlated && insn->code == (BPF_JMP | BPF_CALL))
+		return insn->off;
+	return insn->imm;
+}
+
+/*
  * Subprograms start at 0 and at every target of a BPF-to-BPF call or of a
  * callback reference, in the order of the verifier's "stack depth" list.
  */
-static void stack_chain(const struct bpf_program *prog, struct prog_cost *cost)
+static void stack_chain(const struct bpf_insn *insn, size_t cnt, bool xlated,
+			struct prog_cost *cost)
 {
 	static unsigned char calls[MAX_SUBPROGS][MAX_SUBPROGS];
 	bool root[MAX_SUBPROGS] = { true };
-	const struct bpf_insn *insn = bpf_program__insns(prog);
-	size_t cnt = bpf_program__insn_cnt(prog), i;
+	size_t i;
 	int starts[MAX_SUBPROGS], depth[MAX_SUBPROGS], n = 1, nd = 0, at, next, k;
 	const char *s = strstr(log_buf, "stack depth ");
 	size_t len = 0;
@@ -149,7 +164,7 @@ static void stack_chain(const struct bpf_program *prog, struct prog_cost *cost)
 		bool call = insn[i].code == (BPF_JMP | BPF_CALL) && insn[i].src_reg == BPF_PSEUDO_CALL;
 		bool func = insn[i].code == (BPF_LD | BPF_IMM | BPF_DW) &&
 			    insn[i].src_reg == BPF_PSEUDO_FUNC;
-		int target = (int)i + insn[i].imm + 1, k;
+		int target = (int)i + call_offset(&insn[i], xlated) + 1, k;
 
 		if (!call && !func)
 			continue;
@@ -169,7 +184,7 @@ static void stack_chain(const struct bpf_program *prog, struct prog_cost *cost)
 		bool call = insn[i].code == (BPF_JMP | BPF_CALL) && insn[i].src_reg == BPF_PSEUDO_CALL;
 		bool func = insn[i].code == (BPF_LD | BPF_IMM | BPF_DW) &&
 			    insn[i].src_reg == BPF_PSEUDO_FUNC;
-		int target = (int)i + insn[i].imm + 1, k;
+		int target = (int)i + call_offset(&insn[i], xlated) + 1, k;
 
 		while (at + 1 < n && (int)i >= starts[at + 1])
 			at++;
@@ -179,7 +194,7 @@ static void stack_chain(const struct bpf_program *prog, struct prog_cost *cost)
 			;
 		if (k == n)
 			continue;
-		if (func && timer_callback(insn, cnt, i))
+		if (func && !xlated && timer_callback(insn, cnt, i))
 			root[k] = true;
 		else
 			calls[at][k] = 1;
@@ -206,6 +221,32 @@ static void stack_chain(const struct bpf_program *prog, struct prog_cost *cost)
 	}
 }
 
+/*
+ * The chain in the program as the kernel kept it, when the object's code
+ * has subprograms the log does not list: the verifier removed those that a
+ * load-time switch (variants[]) left unreachable. A callback is counted on
+ * top of its caller here, a timer's too: more stack, never less.
+ */
+static void stack_chain_loaded(int fd, struct prog_cost *cost)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	struct bpf_insn *insns;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || !info.xlated_prog_len)
+		return;
+	insns = calloc(1, info.xlated_prog_len);
+	if (!insns)
+		return;
+	len = info.xlated_prog_len;
+	memset(&info, 0, sizeof(info));
+	info.xlated_prog_len = len;
+	info.xlated_prog_insns = (__u64)(unsigned long)insns;
+	len = sizeof(info);
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+		stack_chain(insns, info.xlated_prog_len / sizeof(*insns), true, cost);
+	free(insns);
+}
+
 /* The last lines of the log before the statistics: why the verifier refused. */
 static void refusal_reason(struct prog_cost *cost)
 {
@@ -224,7 +265,51 @@ static void refusal_reason(struct prog_cost *cost)
 			*p = ' ';
 }
 
-static int measure(const char *path, const char *name, struct prog_cost *cost)
+/*
+ * Programs measured a second time with a load-time switch on: the loader
+ * sets these read-only variables before load, and the verifier prunes
+ * whatever a switch left off leads to, so each setting is a program of
+ * its own to the budget. Shown as "program+variable".
+ */
+static const struct variant {
+	const char *prog, *var;
+} variants[] = {
+	{ "isnguard_tc_ingress", "syn_at_tc" },	/* attach --syn-hook tc */
+};
+
+/* Sets the bool or integer variable var in .rodata to 1: 0, or -ENOENT. */
+static int rodata_set(struct bpf_object *obj, const char *var)
+{
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, ".rodata");
+	struct btf *btf = bpf_object__btf(obj);
+	const struct btf_var_secinfo *vs;
+	const struct btf_type *sec;
+	size_t size;
+	char *data;
+	int id;
+
+	if (!map || !btf)
+		return -ENOENT;
+	id = btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC);
+	data = (char *)bpf_map__initial_value(map, &size);
+	if (id < 0 || !data)
+		return -ENOENT;
+	sec = btf__type_by_id(btf, id);
+	vs = btf_var_secinfos(sec);
+	for (int i = 0; i < btf_vlen(sec); i++, vs++) {
+		const struct btf_type *t = btf__type_by_id(btf, vs->type);
+
+		if (strcmp(btf__name_by_offset(btf, t->name_off), var) ||
+		    vs->offset + vs->size > size)
+			continue;
+		memset(data + vs->offset, 0, vs->size);
+		data[vs->offset] = 1;	/* little-endian, as BPF on x86 */
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int measure(const char *path, const char *name, const char *var, struct prog_cost *cost)
 {
 	struct bpf_object *obj = bpf_object__open(path);
 	struct bpf_program *prog, *me = NULL;
@@ -232,6 +317,10 @@ static int measure(const char *path, const char *name, struct prog_cost *cost)
 
 	if (!obj)
 		return -errno;
+	if (var && rodata_set(obj, var)) {
+		bpf_object__close(obj);
+		return -ENOENT;
+	}
 	bpf_object__for_each_program(prog, obj) {
 		bool this = !strcmp(bpf_program__name(prog), name);
 
@@ -243,12 +332,15 @@ static int measure(const char *path, const char *name, struct prog_cost *cost)
 	bpf_program__set_log_buf(me, log_buf, LOG_SIZE);
 	bpf_program__set_log_level(me, 4);	/* BPF_LOG_STATS */
 	err = bpf_object__load(obj);
-	snprintf(cost->name, sizeof(cost->name), "%.127s", name);
+	snprintf(cost->name, sizeof(cost->name), "%.60s%s%.60s", name, var ? "+" : "",
+		 var ? var : "");
 	cost->load_err = err;
 	cost->insns = log_number("processed ");
 	cost->peak_states = log_number("peak_states ");
 	cost->time_usec = log_number("verification time ");
-	stack_chain(me, cost);
+	stack_chain(bpf_program__insns(me), bpf_program__insn_cnt(me), false, cost);
+	if (cost->stack_chain < 0 && !err)
+		stack_chain_loaded(bpf_program__fd(me), cost);
 	if (err)
 		refusal_reason(cost);
 	bpf_object__close(obj);
@@ -322,7 +414,7 @@ int main(int argc, char **argv)
 		       "at least %ld of %d stack bytes free\n",
 		       budget.max_insns, 100.0 * budget.max_insns / VERIFIER_INSN_LIMIT,
 		       VERIFIER_INSN_LIMIT, budget.min_stack_free, STACK_LIMIT);
-		printf("%-26s %-26s %9s %5s %7s %-22s %8s  %s\n", "object", "program", "insns",
+		printf("%-26s %-32s %9s %5s %7s %-22s %8s  %s\n", "object", "program", "insns",
 		       "%1M", "peak", "stack (deepest chain)", "time ms", "verdict");
 	}
 	for (int a = optind; a < argc; a++) {
@@ -337,20 +429,33 @@ int main(int argc, char **argv)
 			failed++;
 			continue;
 		}
-		bpf_object__for_each_program(prog, obj)
-			if (n < 64)
-				snprintf(names[n++], sizeof(names[0]), "%s", bpf_program__name(prog));
+		const char *vars[64];
+
+		bpf_object__for_each_program(prog, obj) {
+			const char *pname = bpf_program__name(prog);
+
+			if (n >= 64)
+				break;
+			vars[n] = NULL;
+			snprintf(names[n++], sizeof(names[0]), "%s", pname);
+			for (size_t v = 0; v < sizeof(variants) / sizeof(variants[0]) && n < 64; v++) {
+				if (strcmp(variants[v].prog, pname))
+					continue;
+				vars[n] = variants[v].var;
+				snprintf(names[n++], sizeof(names[0]), "%s", pname);
+			}
+		}
 		bpf_object__close(obj);
 
 		for (int i = 0; i < n; i++) {
 			struct prog_cost c = { 0 };
 			const char *verdict;
 			char stack[64];
-			int err = measure(argv[a], names[i], &c);
+			int err = measure(argv[a], names[i], vars[i], &c);
 
 			if (err) {
-				fprintf(stderr, "verifier_budget: %s %s: %s\n", argv[a], names[i],
-					strerror(-err));
+				fprintf(stderr, "verifier_budget: %s %s%s%s: %s\n", argv[a], names[i],
+					vars[i] ? "+" : "", vars[i] ? vars[i] : "", strerror(-err));
 				failed++;
 				continue;
 			}
@@ -382,7 +487,7 @@ int main(int argc, char **argv)
 				jw_end_object(&jw);
 				continue;
 			}
-			printf("%-26s %-26s %9ld %4.0f%% %7ld %-22s %8.1f  %s\n", base, c.name,
+			printf("%-26s %-32s %9ld %4.0f%% %7ld %-22s %8.1f  %s\n", base, c.name,
 			       c.insns, 100.0 * c.insns / VERIFIER_INSN_LIMIT, c.peak_states,
 			       stack, c.time_usec / 1000.0, verdict);
 			if (c.load_err)
