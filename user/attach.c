@@ -35,9 +35,12 @@ static int take_ifname(struct cli_parser *p, int argc, char **argv, const char *
 
 static const char *const xdp_modes[] = { "native", "skb", NULL };
 static const char *const ingress_hooks[] = { "xdp", "tc", NULL };
+/* Long option only (no short letter): a value past any char. */
+#define OPT_SYN_HOOK 256
 
 struct attach_params {
-	int hash, xdp_mode, ingress, synproxy_mode, synproxy_path;	/* choice indexes, -1: not given */
+	/* choice indexes, -1: not given */
+	int hash, xdp_mode, ingress, syn_hook, synproxy_mode, synproxy_path;
 	uint32_t max_flows, syn_threshold, invalid_ack_rate;
 	bool json, invalid_ack_rate_given;
 	struct synproxy_request synproxy;
@@ -53,6 +56,10 @@ int do_attach(int argc, char **argv)
 			       "native (default) or skb"),
 		CLI_OPT_CHOICE("ingress", 'i', "HOOK", &prm.ingress, "ingress hook", ingress_hooks,
 			       "xdp (default) or tc: tc keeps partial checksums right when the host forwards"),
+		CLI_OPT_CHOICE("syn-hook", OPT_SYN_HOOK, "HOOK", &prm.syn_hook, "--syn-hook",
+			       ingress_hooks, "with --ingress tc, where SYN cookies are answered: xdp "
+			       "(default, a second program on the device) or tc (no XDP program at all; "
+			       "on a veth every packet pays for one)"),
 		CLI_OPT_U32("max-flows", 'n', "N", &prm.max_flows, 1, MAX_FLOWS_LIMIT,
 			    "flow table size for new state (default 262144); past 60% of it the closed timeout adapts"),
 		CLI_OPT_CUSTOM("synproxy", required_argument, 's', "PORTS", &prm.synproxy,
@@ -92,7 +99,7 @@ int do_attach(int argc, char **argv)
 	struct synproxy_request *sp = &prm.synproxy;
 	int err;
 
-	prm = (struct attach_params){ .hash = -1, .xdp_mode = -1, .ingress = -1,
+	prm = (struct attach_params){ .hash = -1, .xdp_mode = -1, .ingress = -1, .syn_hook = -1,
 				      .synproxy_mode = -1, .synproxy_path = -1 };
 	err = cli_parse(&p, argc, argv);
 	if (!err)
@@ -103,6 +110,8 @@ int do_attach(int argc, char **argv)
 	     prm.invalid_ack_rate_given) && !sp->enabled)
 		return cli_usage_error(&p, "--synproxy-mode, --synproxy-path, --syn-threshold and "
 					   "--invalid-ack-rate go with --synproxy PORTS");
+	if (prm.syn_hook == 1 && prm.ingress != 1)
+		return cli_usage_error(&p, "--syn-hook tc goes with --ingress tc");
 	sp->invalid_ack_rate = prm.invalid_ack_rate_given ? prm.invalid_ack_rate
 							  : SYNPROXY_DEFAULT_INVALID_ACK_RATE;
 	sp->path = prm.synproxy_path >= 0 ? (uint32_t)prm.synproxy_path : SYNPROXY_PATH_AUTO;
@@ -113,6 +122,7 @@ int do_attach(int argc, char **argv)
 	req.xdp_skb = prm.xdp_mode == 1;
 	req.ingress = prm.ingress == 1 ? LINK_INGRESS_TC
 		      : req.xdp_skb ? LINK_INGRESS_XDP_SKB : LINK_INGRESS_XDP_NATIVE;
+	req.syn_tc = prm.syn_hook == 1;
 	req.max_flows = prm.max_flows;
 	req.json = prm.json;
 	req.synproxy = sp->enabled ? sp : NULL;
@@ -301,6 +311,7 @@ static void print_status_json(const struct status_link *links, int n,
 								   : links[i].info.ingress_prog_id);
 		jw_uint_field(&jw, "egress_prog_id", links[i].here ? links[i].live.egress_prog_id
 								  : links[i].info.egress_prog_id);
+		jw_string_field(&jw, "syn_hook", link_syn_hook(&links[i].info));
 		if (links[i].here)
 			jw_uint_field(&jw, "synproxy_prog_id", links[i].live.cookie_prog_id);
 		jw_uint_field(&jw, "attached_at", links[i].info.attached_at);
@@ -333,6 +344,7 @@ static void print_status_text(const struct status_link *links, int n,
 		printf("iface     %-15s %-15s ingress %-10s since %s%s\n", links[i].info.ifname,
 		       link_state(&links[i]), link_ingress_name(links[i].info.ingress), when,
 		       !links[i].here ? ""
+		       : links[i].info.flags & LINK_F_SYN_TC ? ", SYN cookies: tc"
 		       : !links[i].live.cookie_prog_id ? ", SYN cookies not served here"
 		       : links[i].info.ingress == LINK_INGRESS_TC ? ", SYN cookies: xdp + tc"
 								 : ", SYN cookies: xdp + tc ACKs");

@@ -312,6 +312,7 @@ static int record_link(struct isnguard *skel, const struct attach_request *req, 
 		.ingress = req->ingress,
 		.ingress_prog_id = ingress_prog_id,
 		.egress_prog_id = egress_prog_id,
+		.flags = req->syn_tc ? LINK_F_SYN_TC : 0,
 		.attached_at = (uint64_t)time(NULL),
 	};
 
@@ -771,7 +772,9 @@ static void destroy_created_hook(int ifindex, bool created_hook)
  * XDP ingress, the tc filter that takes cookie ACKs always goes on (without
  * the kfunc the SYN proxy translates), so `isnguard synproxy` can switch the
  * SYN proxy on live; beside tc ingress, which takes cookie ACKs itself, the
- * XDP program that answers SYNs only with --synproxy.
+ * XDP program that answers SYNs only with --synproxy, and never with
+ * --syn-hook tc (tc ingress answers them too, so `isnguard synproxy` can
+ * switch them on live there).
  */
 static void select_programs(struct isnguard *skel, const struct attach_request *req)
 {
@@ -780,7 +783,8 @@ static void select_programs(struct isnguard *skel, const struct attach_request *
 	bpf_program__set_autoload(skel->progs.isnguard_xdp, !tc);
 	bpf_program__set_autoload(skel->progs.isnguard_tc_ingress, tc);
 	bpf_program__set_autoload(skel->progs.isnguard_tc_cookie, !tc);
-	bpf_program__set_autoload(skel->progs.isnguard_xdp_cookie, tc && req->synproxy);
+	bpf_program__set_autoload(skel->progs.isnguard_xdp_cookie,
+				  tc && req->synproxy && !req->syn_tc);
 	bpf_program__set_autoload(skel->progs.isnguard_tc_tick, true);
 	bpf_program__set_autoload(skel->progs.isnguard_sweeper, true);
 }
@@ -888,11 +892,13 @@ static int attach_ingress(struct isnguard *skel, const struct attach_request *re
 	refused_prog[0] = 0;
 	select_programs(skel, req);
 	if (req->ingress == LINK_INGRESS_TC) {
-		err = req->synproxy ? attach_xdp(skel, req, ifindex, XDP_COOKIE_PROG_NAME,
-						 &in->xdp_prog, &in->cookie_prog_id)
-				    : isnguard__load(skel);
+		bool xdp = req->synproxy && !req->syn_tc;
+
+		err = xdp ? attach_xdp(skel, req, ifindex, XDP_COOKIE_PROG_NAME, &in->xdp_prog,
+				       &in->cookie_prog_id)
+			  : isnguard__load(skel);
 		if (err) {
-			if (!req->synproxy && !report_refusal(req->ifname, err, skel->obj)) {
+			if (!xdp && !report_refusal(req->ifname, err, skel->obj)) {
 				libbpf_message(msg, sizeof(msg), err);
 				cli_error("attach %s: load the BPF object: %s", req->ifname, msg);
 			}
@@ -934,6 +940,11 @@ static void detach_ingress(const struct attach_request *req, int ifindex,
 		xdp_program__detach(in->xdp_prog, ifindex, xdp_mode_of(mode), 0);
 	if (in->tc)
 		detach_tc(ifindex, BPF_TC_INGRESS);
+}
+
+const char *link_syn_hook(const struct link_info *info)
+{
+	return info->flags & LINK_F_SYN_TC ? "tc" : "xdp";
 }
 
 const char *link_ingress_name(uint32_t ingress)
@@ -1039,6 +1050,7 @@ static int open_object(const struct attach_request *req, bool l3, uint32_t max_f
 	/* SYNs in frames to another station's MAC are not answered (syn_to_other_host). */
 	(*skel)->rodata->dev_mac = l3 ? 0 : netdev_ether_mac(req->ifname);
 	(*skel)->rodata->netns_ino = netns_inode();
+	(*skel)->rodata->syn_at_tc = req->syn_tc;
 	bpf_map__set_max_entries((*skel)->maps.isn_flows, isn_flows_capacity(max_flows));
 	bpf_map__set_max_entries((*skel)->maps.isn_opening, isn_opening_size(max_flows));
 	bpf_map__set_max_entries((*skel)->maps.isn_sweep_flows, isn_sweep_flows_size(max_flows));
@@ -1112,7 +1124,8 @@ static void print_attached(const struct attach_request *req, const struct ingres
 	if (!req->json) {
 		printf("attached to %s: ingress %s%s, egress tc, flow table %u entries (%s)\n",
 		       req->ifname, link_ingress_name(req->ingress),
-		       !in->cookie_prog_id ? "" : req->ingress == LINK_INGRESS_TC
+		       req->syn_tc ? " (SYN cookies too)"
+		       : !in->cookie_prog_id ? "" : req->ingress == LINK_INGRESS_TC
 							  ? " + xdp SYN cookies" : " + tc cookie ACKs",
 		       max_flows, fresh ? "new state, fresh key" : "kept state and key");
 		return;
@@ -1124,6 +1137,7 @@ static void print_attached(const struct attach_request *req, const struct ingres
 	jw_uint_field(&jw, "ingress_prog_id", in->prog_id);
 	jw_uint_field(&jw, "egress_prog_id", egress_id);
 	jw_uint_field(&jw, "synproxy_prog_id", in->cookie_prog_id);
+	jw_string_field(&jw, "syn_hook", req->syn_tc ? "tc" : "xdp");
 	jw_uint_field(&jw, "max_flows", max_flows);
 	jw_string_field(&jw, "state", fresh ? "new" : "kept");
 	jw_end_object(&jw);

@@ -26,6 +26,7 @@ struct attach_request {
 	int hash;			/* enum isn_hash, or -1 to keep/default */
 	enum link_ingress ingress;
 	bool xdp_skb;			/* generic XDP, for the XDP program beside tc ingress too */
+	bool syn_tc;			/* --syn-hook tc: SYNs answered at tc ingress, no XDP */
 	uint32_t max_flows;		/* 0: keep the existing table's size, or the default */
 	const struct synproxy_request *synproxy;	/* --synproxy, or NULL */
 	bool json;			/* what was done as one JSON object */
@@ -52,6 +53,8 @@ int loader_detach(const char *ifname, bool keep_state, bool json);
 int loader_query(int ifindex, struct attachment *att);
 /* "xdp-native", "xdp-skb" or "tc". */
 const char *link_ingress_name(uint32_t ingress);
+/* Where SYN cookies are answered on a link: "xdp", or "tc" (LINK_F_SYN_TC). */
+const char *link_syn_hook(const struct link_info *info);
 /* Inode of this process's network namespace. */
 uint64_t netns_inode(void);
 /*

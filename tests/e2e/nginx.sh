@@ -168,6 +168,23 @@ check_nginx_synproxy_local() { # FAMILY [bare]
 	assert_host_syn_queue_untouched
 }
 test_nginx_synproxy_local_ipv4() { check_nginx_synproxy_local 4; }
+
+# --syn-hook tc: SYNs answered at tc ingress, no XDP program on the device
+# nor on its veth peer (an XDP_TX frame would need one there): the cookie
+# SYN-ACKs, sent by tc, reach the client all the same.
+ngx_assert_syn_hook_tc() { # NETNS IFACE
+	local progs
+	progs=$(ip -n "$1" -d link show dev "$2") || fail "ip link show $2"
+	[[ "$progs" == *xdp* ]] && fail "an XDP program on $2 with --syn-hook tc: $progs"
+	is_baseline && return 0
+	assert_ge "$(isng_counter cookie_sent)" "$NGX_AB_REQUESTS" "cookie_sent"
+	isng status --json | grep -q '"syn_hook":"tc"' || fail "status --json: no \"syn_hook\":\"tc\""
+}
+test_nginx_synproxy_local_tc_syn_hook_ipv6() {
+	SP_PEER_XDP=0 E2E_ATTACH_ARGS="$E2E_ATTACH_ARGS --ingress tc --syn-hook tc" \
+		check_nginx_synproxy_local 6
+	ngx_assert_syn_hook_tc "$NS_A" "$IF_A"
+}
 test_nginx_synproxy_local_ipv6() { check_nginx_synproxy_local 6; }
 test_nginx_synproxy_local_client_without_timestamps_sack_wscale_ipv4() {
 	check_nginx_synproxy_local 4 bare
@@ -249,6 +266,11 @@ check_nginx_gateway_translate() { # FAMILY [bare]
 test_nginx_gateway_synproxy_translate_ipv4() { check_nginx_gateway_translate 4; }
 test_nginx_gateway_synproxy_translate_tc_ingress_ipv6() {
 	E2E_ATTACH_ARGS="$E2E_ATTACH_ARGS --ingress tc" check_nginx_gateway_translate 6
+}
+test_nginx_gateway_synproxy_translate_tc_syn_hook_ipv4() {
+	SP_PEER_XDP=0 E2E_ATTACH_ARGS="$E2E_ATTACH_ARGS --ingress tc --syn-hook tc" \
+		check_nginx_gateway_translate 4
+	ngx_assert_syn_hook_tc "$NS_M" "$IF_MB"
 }
 test_nginx_gateway_synproxy_translate_client_without_timestamps_sack_wscale_ipv4() {
 	check_nginx_gateway_translate 4 bare

@@ -59,12 +59,15 @@ sp_setup() {
 
 # The topology and M's flood set-up, nothing attached. The veth peer of the
 # interface isnguard runs on (M's m0, or B's b0 with SP_WHERE=gateway) gets
-# the XDP_PASS program that lets it take the cookie SYN-ACKs sent by XDP_TX.
+# the XDP_PASS program that lets it take the cookie SYN-ACKs sent by XDP_TX,
+# unless SP_PEER_XDP=0 (--syn-hook tc sends them from tc, and needs none).
 sp_topology() {
 	[ -x "$SYN_FLOOD" ] || fail "no $SYN_FLOOD (make build/syn_flood)"
 	[ -f "$XDP_PASS_OBJ" ] || fail "no $XDP_PASS_OBJ (make)"
 	topo_up
-	if [ "$SP_WHERE" = gateway ]; then
+	if [ "${SP_PEER_XDP:-1}" = 0 ]; then
+		:
+	elif [ "$SP_WHERE" = gateway ]; then
 		ip -n "$NS_B" link set dev "$IF_B" xdpdrv obj "$XDP_PASS_OBJ" sec xdp.frags ||
 			fail "XDP_PASS program on $NS_B/$IF_B"
 	else
