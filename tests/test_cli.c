@@ -238,6 +238,8 @@ static const struct {
 	{ "synproxy unknown path", { "synproxy", "--path", "remote" }, "unknown path 'remote': use auto, local or translate" },
 	{ "attach unknown synproxy path", { "attach", "--synproxy", "80", "--synproxy-path", "nat", "eth0" }, "unknown --synproxy-path 'nat'" },
 	{ "attach synproxy path alone", { "attach", "--synproxy-path", "translate", "eth0" }, "go with --synproxy PORTS" },
+	{ "attach syn hook tc beside xdp", { "attach", "--syn-hook", "tc", "eth0" }, "--syn-hook tc goes with --ingress tc" },
+	{ "attach unknown syn hook", { "attach", "--ingress", "tc", "--syn-hook", "nic", "eth0" }, "unknown --syn-hook 'nic'" },
 	{ "flows unknown option", { "flows", "--family", "ipx" }, "unknown option --family" },
 };
 

@@ -598,3 +598,32 @@ test_synproxy_switched_on_and_off_live() {
 	assert_eq "$(isng_counter cookie_handshake_to_stack)" 1 "no cookie once off"
 	assert_ge "$(isng_counter synack_rewritten)" 1 "A's own SYN-ACK, rewritten, once off"
 }
+
+# --syn-hook tc: tc ingress answers SYNs itself, so the SYN proxy switches
+# on live there too (there is no XDP program to add), and off again; no
+# XDP program on either end of the veth.
+test_synproxy_switched_on_and_off_live_tc_syn_hook() {
+	local link
+	topo_up
+	in_ns "$NS_A" sysctl -qw net.ipv4.tcp_syncookies=1
+	E2E_ATTACH_ARGS="$E2E_ATTACH_ARGS --ingress tc --syn-hook tc" isng_attach "$IF_A"
+	isng status | grep -q "SYN cookies: tc" || fail "status: no 'SYN cookies: tc': $(isng status)"
+	isng synproxy "$SP_PORT" --json | grep -q '"mode":"always"' || fail "synproxy $SP_PORT --json"
+	sp_server 2 30
+	sp_client_exchange
+	assert_eq "$(isng_counter cookie_sent)" 1 "cookie SYN-ACK sent from tc, live"
+	assert_eq "$(isng_counter cookie_handshake_to_stack)" 1 "handshake through the cookie, live"
+	isng synproxy off | grep -q 'synproxy  off' || fail "synproxy off"
+	sp_client_exchange
+	bg_wait server
+	assert_eq "$(isng_counter cookie_sent)" 1 "no cookie once off"
+	assert_ge "$(isng_counter synack_rewritten)" 1 "A's own SYN-ACK, rewritten, once off"
+	for link in "$NS_A $IF_A" "$NS_M $IF_MA"; do
+		# shellcheck disable=SC2086 # namespace and device
+		[[ "$(ip -n ${link% *} -d link show dev ${link#* })" == *xdp* ]] &&
+			fail "an XDP program on $link"
+	done
+	isng detach "$IF_A" || fail "isng detach"
+	[ -z "$(tc -n "$NS_A" filter show dev "$IF_A" ingress)" ] || fail "tc ingress filter left"
+	[ ! -e "$PIN_DIR" ] || fail "pin dir $PIN_DIR still there"
+}
