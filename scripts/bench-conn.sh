@@ -156,19 +156,22 @@ done | ip -n "$NS_B" -batch - || fail "B's client addresses"
 # isnguard would take: a veth with an XDP program receives through its
 # NAPI path and copies every skb short of XDP headroom into a new page, a
 # cost of XDP on veth, not of isnguard's work (a NIC's driver has none).
-# rewrite_tc has no XDP on that side at all (--ingress tc).
+# rewrite_tc has no XDP on that side at all (--ingress tc), nor have the
+# *_tcsyn rows, whose SYN cookies are answered at tc (--syn-hook tc).
 host_rows=(
 	"none|without isnguard|-|-"
 	"floor|no isnguard, an XDP_PASS program alone|$IF_HA|@xdp_pass"
 	"rewrite|ISN rewriting alone|$IF_HA|"
 	"rewrite_tc|ISN rewriting alone, --ingress tc|$IF_HA|--ingress tc"
 	"cookie_local|SYN cookies, local path|$IF_HA|--synproxy $PORT --synproxy-path local"
+	"cookie_local_tcsyn|SYN cookies, local path, --ingress tc --syn-hook tc|$IF_HA|--synproxy $PORT --synproxy-path local --ingress tc --syn-hook tc"
 )
 gateway_rows=(
 	"none|without isnguard|-|-"
 	"floor|no isnguard, an XDP_PASS program alone|$IF_MB|@xdp_pass"
 	"translate_xdp|SYN cookies, translate path, --ingress xdp|$IF_MB|--synproxy $PORT --synproxy-path translate --ingress xdp"
 	"translate_tc|SYN cookies, translate path, --ingress tc|$IF_MB|--synproxy $PORT --synproxy-path translate --ingress tc"
+	"translate_tcsyn|SYN cookies, translate path, --ingress tc --syn-hook tc|$IF_MB|--synproxy $PORT --synproxy-path translate --ingress tc --syn-hook tc"
 	"nft_synproxy|no isnguard, the kernel's SYNPROXY (nftables on M)|$IF_MB|@nft_synproxy"
 )
 
@@ -381,7 +384,8 @@ hz = os.sysconf("SC_CLK_TCK")	# /proc/stat's unit
 
 results, profiles, as_json, rounds, secs, conns, outcome_list, header = sys.argv[1:9]
 rows = [r.split("|") for r in sys.argv[9:]]
-goal = {"rewrite": 0.97, "cookie_local": 0.95, "translate_xdp": 0.90, "translate_tc": 0.90}
+goal = {"rewrite": 0.97, "cookie_local": 0.95, "cookie_local_tcsyn": 0.95, "translate_xdp": 0.90,
+        "translate_tc": 0.90, "translate_tcsyn": 0.90}
 runs = {}
 for line in open(results):
     topo, row, mode, rnd, busy, steal, req, dur, *errs = line.rstrip("\n").split("\t")
@@ -509,13 +513,18 @@ print("\nConnection rate: nginx (1 worker, CPU 1) and wrk (1 thread, %s connecti
 print("ratio: the median of the rounds' rates over the same round's row without isnguard,"
       " [its 95% bootstrap interval];\nCPU: busy CPU time of the machine per request"
       " (/proc/stat), and the same ratio from it (without over with)")
-print("%-8s %-40s %-10s %7s %6s %13s %7s %6s %13s %5s %9s %4s" %
+seen = []
+for r in out["rows"]:
+    if (r["isnguard"], r["what"]) not in seen:
+        seen.append((r["isnguard"], r["what"]))
+print("rows: " + "; ".join("%s: %s" % w for w in seen))
+print("%-8s %-18s %-10s %7s %6s %13s %7s %6s %13s %5s %9s %4s" %
       ("topology", "isnguard", "connection", "req/s", "ratio", "95% interval", "CPU us",
        "CPU r", "95% interval", "goal", "goal is", "err"))
 for r in out["rows"]:
     none = r["ratio"] is None
-    print("%-8s %-40s %-10s %7.0f %6s %13s %7.1f %6s %13s %5s %9s %4d" % (
-        r["topology"], r["what"][:40], "close" if r["connection"] == "one per request"
+    print("%-8s %-18s %-10s %7.0f %6s %13s %7.1f %6s %13s %5s %9s %4d" % (
+        r["topology"], r["isnguard"], "close" if r["connection"] == "one per request"
         else "keepalive", r["requests_per_s"],
         "" if none else "%.3f" % r["ratio"],
         "" if none else "[%.3f-%.3f]" % tuple(r["ratio_ci95"]),
@@ -529,8 +538,8 @@ if anchored:
     print("\nThe translate path against the kernel's SYNPROXY (nftables on the same gateway,"
           " same rounds): rate and CPU ratios, isnguard over nftables, [95% intervals]")
     for r in anchored:
-        print("%-8s %-40s %-10s rate %.3f [%.3f-%.3f]  CPU %.3f [%.3f-%.3f]" % (
-            r["topology"], r["what"][:40], "close" if r["connection"] == "one per request"
+        print("%-8s %-18s %-10s rate %.3f [%.3f-%.3f]  CPU %.3f [%.3f-%.3f]" % (
+            r["topology"], r["isnguard"], "close" if r["connection"] == "one per request"
             else "keepalive", r["ratio_to_kernel_synproxy"], *r["ratio_to_kernel_synproxy_ci95"],
             r["cpu_ratio_to_kernel_synproxy"], *r["cpu_ratio_to_kernel_synproxy_ci95"]))
 if out["profile"]:
