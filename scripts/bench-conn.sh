@@ -253,6 +253,23 @@ measure() { # TOPOLOGY ROW MODE ROUND URL
 	grep -q src_spread "$out" && fail "wrk: $(grep -m 1 src_spread "$out")"
 	read -r b1 s1 <<<"$(cpu_jiffies)"
 	cat "$out"
+	# wrk's own words on what failed, for the table's err column.
+	grep -E "Socket errors|Non-2xx" "$out" | sed "s/^ */$topo $row $mode, round $round: /" \
+		>>"$E2E_WORK/errors.txt"
+	# Then what the server's stack and isnguard counted: who reset what.
+	if grep -q "Socket errors" "$out"; then
+		{
+			echo "  the server's TCP counters since its namespace was made:"
+			in_ns "$NS_A" nstat -asz | grep -E "Rst|Reset|Abort|Overflow|Drop|Cookie|Syn" |
+				awk '$2 > 0 { print "    " $1, $2 }'
+			if [ -n "${ISNG_IF:-}" ]; then
+				echo "  isnguard's counters since this row's attach:"
+				isng stats --json | python3 -c 'import json, sys
+for k, v in json.load(sys.stdin)["counters"].items():
+    if v: print("    %s %d" % (k, v))'
+			fi
+		} >>"$E2E_WORK/errors.txt" 2>&1
+	fi
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$topo" "$row" "$mode" "$round" $((b1 - b0)) $((s1 - s0)) \
 		"$(wrk_figures "$out" | tr ' ' '\t')" >>"$results"
 	sleep 0.3	# the last connections close before the next run
@@ -570,3 +587,7 @@ if out["outcomes"]:
             p["topology"], p["isnguard"], p["connection"], p["program"], p["outcome"],
             p["runs_per_request"], p["ns_per_run"], p["ns_per_request"]))
 EOF
+if [ -s "$E2E_WORK/errors.txt" ]; then
+	echo "wrk's errors (the err column):" >&3
+	cat "$E2E_WORK/errors.txt" >&3
+fi
