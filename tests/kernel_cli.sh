@@ -65,5 +65,12 @@ expect "synproxy says whether the local path is there ($has_kfunc)" 0 \
 expect "detach lo (auto path)" 0 "" $isng detach lo
 expect_detached "after the auto path"
 
+# SYN cookies answered at tc ingress (--syn-hook tc): no XDP program at all.
+expect "attach lo with SYN cookies at tc ingress (--syn-hook tc)" 0 '"syn_hook":"tc"' \
+	$isng attach --ingress tc --syn-hook tc --synproxy 80 --json lo
+expect "status says the SYN hook is tc" 0 '"syn_hook":"tc"' $isng status --json
+expect "detach lo (--syn-hook tc)" 0 "" $isng detach lo
+expect_detached "after --syn-hook tc"
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
