@@ -54,13 +54,14 @@ struct bcase {
 	const char *name;
 	int prog_fd;
 	int target_fd;		/* harness cases: what bench_target holds, else -1 */
+	bool tc;		/* a tc harness: the target goes in bench_target_tc */
 	uint8_t frame[PKT_MAX_LEN];
 	size_t len;
 	double ns[MAX_ROUNDS];
 	double median;
 };
 
-static struct bcase cases[20];
+static struct bcase cases[24];
 static size_t ncases;
 
 static double now_ns(void)
@@ -238,6 +239,31 @@ static int setup_datapath(struct isnguard **dp)
 	return 0;
 }
 
+/*
+ * isnguard_tc_ingress answering SYNs (`attach --syn-hook tc`): the object
+ * loaded again with syn_at_tc set, on the first load's maps.
+ */
+static int setup_syn_tc(struct isnguard *dp, struct isnguard **syn_tc)
+{
+	struct bpf_program *p;
+	struct bpf_map *map, *ours;
+
+	*syn_tc = isnguard__open();
+	if (!*syn_tc)
+		return -1;
+	(*syn_tc)->rodata->syn_at_tc = true;
+	bpf_object__for_each_program(p, (*syn_tc)->obj)
+		bpf_program__set_autoload(p, p == (*syn_tc)->progs.isnguard_tc_ingress);
+	bpf_object__for_each_map(map, (*syn_tc)->obj) {
+		if (bpf_map__is_internal(map))
+			continue;
+		ours = bpf_object__find_map_by_name(dp->obj, bpf_map__name(map));
+		if (ours && bpf_map__reuse_fd(map, bpf_map__fd(ours)))
+			return -1;
+	}
+	return isnguard__load(*syn_tc);
+}
+
 /* A counter of the datapath, summed over CPUs (0 when it cannot be read). */
 static uint64_t stat_sum(struct isnguard *dp, uint32_t stat)
 {
@@ -252,7 +278,8 @@ static uint64_t stat_sum(struct isnguard *dp, uint32_t stat)
 	return sum;
 }
 
-static int run_case(struct bcase *c, int target_map, unsigned long repeat, double *ns)
+static int run_case(struct bcase *c, int target_map, int target_map_tc, unsigned long repeat,
+		    double *ns)
 {
 	uint8_t out[PKT_MAX_LEN];
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = c->frame,
@@ -261,7 +288,8 @@ static int run_case(struct bcase *c, int target_map, unsigned long repeat, doubl
 	uint32_t zero = 0;
 	double t0;
 
-	if (c->target_fd >= 0 && bpf_map_update_elem(target_map, &zero, &c->target_fd, BPF_ANY))
+	if (c->target_fd >= 0 && bpf_map_update_elem(c->tc ? target_map_tc : target_map, &zero,
+						     &c->target_fd, BPF_ANY))
 		return -errno;
 	t0 = now_ns();
 	if (bpf_prog_test_run_opts(c->prog_fd, &opts))
@@ -278,13 +306,14 @@ int main(int argc, char **argv)
 	};
 	unsigned long repeat = 1000000, rounds = 9;
 	struct bcase *harness4, *harness6, *kernel4, *kernel4_nolookup, *isng4, *isng6, *empty_tx;
+	struct bcase *harness4_tc, *harness6_tc, *isng4_tc, *isng6_tc;
 	struct bcase *tc_empty, *tc_cookie_prot, *tc_cookie_open, *tc_ing_prot, *xdp_prot;
 	struct bcase *ack_valid, *ack_valid_prev, *ack_bad;
 	int listeners[3], conn_prot, conn_open, c;
 	uint16_t sport_prot, sport_open;
 	uint8_t frame[PKT_MAX_LEN];
 	struct bench_syn *bs;
-	struct isnguard *dp;
+	struct isnguard *dp, *syn_tc;
 	size_t len;
 
 	while ((c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
@@ -311,7 +340,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	bs = bench_syn__open_and_load();
-	if (!bs || setup_datapath(&dp)) {
+	if (!bs || setup_datapath(&dp) || setup_syn_tc(dp, &syn_tc)) {
 		fprintf(stderr, "bench_synproxy: load the BPF objects: %s\n", strerror(errno));
 		return 1;
 	}
@@ -327,12 +356,21 @@ int main(int argc, char **argv)
 	isng4 = add("SYN-ACK, isnguard_xdp IPv4", bs->progs.bench_restore4, dp->progs.isnguard_xdp,
 		    frame, len);
 	empty_tx = add("empty XDP_TX, alone", bs->progs.bench_empty_tx, NULL, frame, len);
+	harness4_tc = add("harness, IPv4 SYN restored + tail call to empty tc",
+			  bs->progs.bench_restore4_tc, bs->progs.bench_empty_tc, frame, len);
+	isng4_tc = add("SYN-ACK, isnguard_tc_ingress --syn-hook tc IPv4",
+		       bs->progs.bench_restore4_tc, syn_tc->progs.isnguard_tc_ingress, frame, len);
 	len = linux_syn(6, frame);
 	memcpy(bs->bss->syn6, frame, len);
 	harness6 = add("harness, IPv6 SYN restored + tail call to empty XDP_TX",
 		       bs->progs.bench_restore6, bs->progs.bench_empty_tx, frame, len);
 	isng6 = add("SYN-ACK, isnguard_xdp IPv6", bs->progs.bench_restore6, dp->progs.isnguard_xdp,
 		    frame, len);
+	harness6_tc = add("harness, IPv6 SYN restored + tail call to empty tc",
+			  bs->progs.bench_restore6_tc, bs->progs.bench_empty_tc, frame, len);
+	isng6_tc = add("SYN-ACK, isnguard_tc_ingress --syn-hook tc IPv6",
+		       bs->progs.bench_restore6_tc, syn_tc->progs.isnguard_tc_ingress, frame, len);
+	harness4_tc->tc = isng4_tc->tc = harness6_tc->tc = isng6_tc->tc = true;
 
 	len = loopback_ack(sport_prot, BENCH_PORT, frame);
 	tc_empty = add("empty tc", bs->progs.bench_empty_tc, NULL, frame, len);
@@ -361,7 +399,8 @@ int main(int argc, char **argv)
 
 	for (unsigned long r = 0; r < rounds; r++) {
 		for (size_t i = 0; i < ncases; i++) {
-			int err = run_case(&cases[i], bpf_map__fd(bs->maps.bench_target), repeat,
+			int err = run_case(&cases[i], bpf_map__fd(bs->maps.bench_target),
+					   bpf_map__fd(bs->maps.bench_target_tc), repeat,
 					   &cases[i].ns[r]);
 
 			if (err) {
@@ -376,9 +415,15 @@ int main(int argc, char **argv)
 		cases[i].median = cases[i].ns[rounds / 2];
 	}
 
-	if (kernel4->median <= harness4->median + 1 || isng4->median <= harness4->median + 1)
+	if (kernel4->median <= harness4->median + 1 || isng4->median <= harness4->median + 1 ||
+	    isng4_tc->median <= harness4_tc->median + 1)
 		fprintf(stderr, "bench_synproxy: warning: a SYN-ACK case costs no more than the "
 			"harness: was the SYN answered?\n");
+	/* Every SYN case answered: XDP's and tc's, IPv4 and IPv6 (the maps are shared). */
+	if (stat_sum(dp, STAT_COOKIE_SENT) != 4 * rounds * repeat)
+		fprintf(stderr, "bench_synproxy: warning: %llu cookie SYN-ACKs sent of %lu: was every "
+			"SYN answered?\n", (unsigned long long)stat_sum(dp, STAT_COOKIE_SENT),
+			4 * rounds * repeat);
 	/* Both valid cases count (the previous slot's too, unless a slot ended), the bad one too. */
 	if (stat_sum(dp, STAT_COOKIE_ACK_VALID) < rounds * repeat ||
 	    stat_sum(dp, STAT_COOKIE_BAD_MAC) != rounds * repeat)
@@ -398,6 +443,9 @@ int main(int argc, char **argv)
 	       isng4->median - harness4->median,
 	       (isng4->median - harness4->median) / (kernel4->median - harness4->median));
 	printf("  isnguard SYN-ACK (IPv6)           %7.1f ns\n", isng6->median - harness6->median);
+	printf("  isnguard SYN-ACK at tc (IPv4)     %7.1f ns  (--syn-hook tc; over a tc harness of %.1f)\n",
+	       isng4_tc->median - harness4_tc->median, harness4_tc->median);
+	printf("  isnguard SYN-ACK at tc (IPv6)     %7.1f ns\n", isng6_tc->median - harness6_tc->median);
 	printf("Established segment, over an empty tc program (%.1f ns):\n", tc_empty->median);
 	printf("  protected port, tc beside XDP     %7.1f ns\n",
 	       tc_cookie_prot->median - tc_empty->median);
@@ -415,6 +463,7 @@ int main(int argc, char **argv)
 	close(conn_open);
 	for (int i = 0; i < 3; i++)
 		close(listeners[i]);
+	isnguard__destroy(syn_tc);
 	isnguard__destroy(dp);
 	bench_syn__destroy(bs);
 	return 0;

@@ -56,6 +56,41 @@ int bench_restore6(struct xdp_md *ctx)
 	return restore_and_call(ctx, syn6, SYN6_LEN);
 }
 
+/*
+ * The same at tc, for isnguard_tc_ingress answering SYNs (`--syn-hook tc`):
+ * BPF_PROG_TEST_RUN reuses one skb for every run, so each run restores
+ * the SYN the last one turned into a SYN-ACK. Tail calls stay within a
+ * program type: tc's own array.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} bench_target_tc SEC(".maps");
+
+static __always_inline int restore_and_call_tc(struct __sk_buff *skb, const __u8 *frame, int len)
+{
+	if (skb->len != (__u32)len && bpf_skb_change_tail(skb, len, 0))
+		return 2;	/* TC_ACT_SHOT */
+	if (bpf_skb_store_bytes(skb, 0, frame, len, 0))
+		return 2;
+	bpf_tail_call(skb, &bench_target_tc, 0);
+	return 2;
+}
+
+SEC("tc")
+int bench_restore4_tc(struct __sk_buff *skb)
+{
+	return restore_and_call_tc(skb, syn4, SYN4_LEN);
+}
+
+SEC("tc")
+int bench_restore6_tc(struct __sk_buff *skb)
+{
+	return restore_and_call_tc(skb, syn6, SYN6_LEN);
+}
+
 SEC("xdp")
 int bench_empty_tx(struct xdp_md *ctx __maybe_unused)
 {
