@@ -170,8 +170,20 @@ int isnguard_tc_ingress(struct __sk_buff *skb)
 	stat = parse_packet(&c, &pkt, true);
 	if (stat == PARSE_OK && syn_at_tc && tcp_is_syn(&pkt)) {
 		stat = synproxy_syn_tc(skb, &pkt);
-		if (stat == SYNPROXY_NOT_MINE)
+		if (stat == SYNPROXY_NOT_MINE) {
 			stat = pkt.tcp_flags & (TCPF_RST | TCPF_FIN) ? PARSE_OK : STAT_PASS_PEER_SYN;
+		} else if (stat == STAT_SYN_PASSED_SOCKET) {
+			/*
+			 * A socket's or a proxied connection's tuple: the SYN goes
+			 * on as at tc without the hook, where isnguard's own SYN,
+			 * resent by the tick, passes (proxy_own_ack_passed) and a
+			 * client's SYN while the server is silent is held
+			 * (synproxy_opening). Its decision is counted too, as
+			 * isnguard_xdp_cookie counts it beside tc.
+			 */
+			stat_inc(STAT_SYN_PASSED_SOCKET);
+			stat = PARSE_OK;
+		}
 	}
 	if (stat == PARSE_OK) {
 		struct pkt copy = pkt;	/* see proxy_translate */

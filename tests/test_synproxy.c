@@ -2832,23 +2832,38 @@ TEST(test_proxy_tick_forgets_a_flow_the_server_answered)
 
 /*
  * The resent SYN comes in at the interface the cookie ACK did: tc ingress
- * passes it untouched (it dropped it as a segment of a flow still opening).
+ * passes it untouched (it dropped it as a segment of a flow still opening),
+ * with `--syn-hook tc` too, where the SYN proxy sees it first and finds its
+ * tuple busy. A client's own SYN on that tuple meanwhile is held (dropped)
+ * at tc, the server not having answered.
  */
 TEST(test_proxy_resent_syn_passes_tc_ingress_untouched)
 {
 	static const struct proxy_case c = { .name = "own_syn", .family = 4, .ts = true };
+	static const enum dp_prog progs[] = { DP_TC_INGRESS, DP_TC_SYN };
 	struct proxy_conn pc;
 	struct pkt_spec syn;
 	struct syn_resend r;
-	uint64_t before;
+	uint64_t before, passed;
 
 	if (!proxy_opened_aged(&pc, &c, CLIENT_PORT + 540, 0, &r))
 		return;
-	proxy_syn_frame(&pc, &syn);
-	syn.frag_off = 0x4000;
-	before = dp_stat(STAT_PROXY_INJECTED);
-	proxy_expect(DP_TC_INGRESS, &syn, &syn, TC_ACT_UNSPEC_VERDICT, "passes untouched");
-	ASSERT_EQ(dp_stat(STAT_PROXY_INJECTED), before + 1, "proxy_own_ack_passed");
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		test_case_begin("%s", dp_prog_name(progs[i]));
+		proxy_syn_frame(&pc, &syn);
+		syn.frag_off = 0x4000;
+		before = dp_stat(STAT_PROXY_INJECTED);
+		passed = dp_stat(STAT_SYN_PASSED_SOCKET);
+		proxy_expect(progs[i], &syn, &syn, TC_ACT_UNSPEC_VERDICT, "passes untouched");
+		ASSERT_EQ(dp_stat(STAT_PROXY_INJECTED), before + 1, "proxy_own_ack_passed");
+		ASSERT_EQ(dp_stat(STAT_SYN_PASSED_SOCKET), passed + (progs[i] == DP_TC_SYN),
+			  "syn_passed_socket (the SYN proxy's decision, with the hook)");
+
+		syn.seq += 1000;	/* not isnguard's: the client's, another ISN */
+		before = dp_stat(STAT_PROXY_HELD);
+		proxy_expect(progs[i], &syn, &syn, TC_ACT_SHOT_VERDICT, "the client's SYN held");
+		ASSERT_EQ(dp_stat(STAT_PROXY_HELD), before + 1, "proxy_held");
+	}
 	dp_flows_clear();
 }
 
