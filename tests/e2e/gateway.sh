@@ -473,3 +473,11 @@ test_gateway_synproxy_server_speaks_first_lost_syn_resent_tc_ingress() {
 	E2E_ATTACH_ARGS="$E2E_ATTACH_ARGS --ingress tc" \
 		test_gateway_synproxy_server_speaks_first_lost_syn_resent
 }
+
+# And with --syn-hook tc, where the SYN proxy at tc ingress sees the
+# resent SYN first and finds its tuple busy: it goes on as above.
+# needs the translate path
+test_gateway_synproxy_server_speaks_first_lost_syn_resent_tc_syn_hook() {
+	E2E_ATTACH_ARGS="$E2E_ATTACH_ARGS --ingress tc --syn-hook tc" \
+		test_gateway_synproxy_server_speaks_first_lost_syn_resent
+}
