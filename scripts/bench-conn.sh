@@ -247,7 +247,10 @@ cpu_jiffies() {
 }
 
 measure() { # TOPOLOGY ROW MODE ROUND URL
-	local topo=$1 row=$2 mode=$3 round=$4 url=$5 out=$E2E_WORK/wrk.out b0 s0 b1 s1
+	local topo=$1 row=$2 mode=$3 round=$4 url=$5 out=$E2E_WORK/wrk.out b0 s0 b1 s1 ns ns_name
+	# Both ends' TCP counters, for a run wrk reports errors in (below).
+	in_ns "$NS_A" nstat -asz >"$E2E_WORK/nstat.A" && in_ns "$NS_B" nstat -asz >"$E2E_WORK/nstat.B" ||
+		fail "nstat"
 	read -r b0 s0 <<<"$(cpu_jiffies)"
 	spread_wrk "$topo" "$url" "$mode" "$out" || fail "wrk: $(tail -n 1 "$out")"
 	grep -q src_spread "$out" && fail "wrk: $(grep -m 1 src_spread "$out")"
@@ -259,9 +262,15 @@ measure() { # TOPOLOGY ROW MODE ROUND URL
 	# Then what the server's stack and isnguard counted: who reset what.
 	if grep -q "Socket errors" "$out"; then
 		{
-			echo "  the server's TCP counters since its namespace was made:"
-			in_ns "$NS_A" nstat -asz | grep -E "Rst|Reset|Abort|Overflow|Drop|Cookie|Syn" |
-				awk '$2 > 0 { print "    " $1, $2 }'
+			for ns in A B; do
+				echo "  $ns's TCP counters that moved in the run (resets, drops, cookies):"
+				[ "$ns" = A ] && ns_name=$NS_A || ns_name=$NS_B
+				in_ns "$ns_name" nstat -asz |
+					awk 'NR == FNR { before[$1] = $2; next }
+					     $2 - before[$1] > 0 { print "    " $1, $2 - before[$1] }' \
+						"$E2E_WORK/nstat.$ns" - |
+					grep -E "Rst|Reset|Abort|Overflow|Drop|Cookie|Syn|Retrans|Fail" || true
+			done
 			if [ -n "${ISNG_IF:-}" ]; then
 				echo "  isnguard's counters since this row's attach:"
 				isng stats --json | python3 -c 'import json, sys
