@@ -203,15 +203,18 @@ nft_first_dropped() { # NS TABLE
 # has its data ready at once, but the cookie SYN-ACK's zero window holds it
 # until isnguard passes it A's window: it retransmits nothing (its window
 # probes, dropped while A's side opens, are no retransmissions), and every
-# byte arrives. needs the translate path
+# byte arrives. Both ends on one CPU (TRANSFER_CPU), and a retransmission A
+# reported as a duplicate (DSACK) is not counted: the machine's veth
+# reorders segments of two CPUs, and B then resent 60 segments A had (one
+# CI run), which says nothing of the window. needs the translate path
 check_synproxy_data_while_the_server_side_opens() { # FAMILY
-	local fam=$1 a
+	local fam=$1 a retrans dsack
 	a=$(addr_of A "$fam")
 	require_cmd nft
 	sp_setup
 	nft_drop_first_output "$NS_A" isng_e2e_slow_open \
 		"tcp sport $SP_PORT tcp flags & (syn | ack) == syn | ack"
-	transfer "$NS_A" "$NS_B" "$(ep "$fam" "$a" "$SP_PORT")" 1M 30
+	TRANSFER_CPU=0 transfer "$NS_A" "$NS_B" "$(ep "$fam" "$a" "$SP_PORT")" 1M 30
 	bg_wait client
 	bg_wait server
 	nstat_report "$NS_B" B
@@ -220,8 +223,10 @@ check_synproxy_data_while_the_server_side_opens() { # FAMILY
 	assert_transfer_intact 1M server
 	assert_eq "$(isng_counter proxy_client_window_opened)" 1 \
 		"proxy_client_window_opened (A's window passed to B once A's side was open)"
-	assert_eq "$(nstat_get "$NS_B" TcpRetransSegs)" 0 \
-		"B's retransmitted segments (it waited for the window)"
+	retrans=$(nstat_get "$NS_B" TcpRetransSegs)
+	dsack=$(nstat_get "$NS_B" TcpExtTCPDSACKRecv)
+	assert_eq "$((retrans > dsack ? retrans - dsack : 0))" 0 \
+		"B's retransmitted segments A had not received (it waited for the window; $retrans resent, $dsack of them duplicates)"
 	sp_assert_handshakes 1
 	assert_host_syn_queue_untouched
 }

@@ -58,18 +58,24 @@ setup_guarded() {
 
 # Starts the server in SERVER_NS and the client in CLIENT_NS, waits for both;
 # the client's stream is SEED_A when A is the client, else SEED_B.
+# TRANSFER_CPU=N pins both to CPU N: on veth each segment's softirq runs on
+# its sender's CPU, and two CPUs' segments can arrive reordered.
 transfer() { # SERVER_NS CLIENT_NS LISTEN_EP BYTES_EACH_WAY TIMEOUT [CLIENT_ARGS...]
-	local server_ns=$1 client_ns=$2 listen=$3 bytes=$4 timeout=$5 port
+	local server_ns=$1 client_ns=$2 listen=$3 bytes=$4 timeout=$5 port pin=()
 	local server_seed=$SEED_B client_seed=$SEED_A
 	shift 5
+	if [ -n "${TRANSFER_CPU:-}" ]; then
+		require_cmd taskset
+		pin=(taskset -c "$TRANSFER_CPU")
+	fi
 	if [ "$server_ns" = "$NS_A" ]; then
 		server_seed=$SEED_A client_seed=$SEED_B
 	fi
 	port=${listen##*:}
-	bg_start server "$server_ns" "$TCP_XFER" server --listen "$listen" --send "$bytes" \
+	bg_start server "$server_ns" "${pin[@]}" "$TCP_XFER" server --listen "$listen" --send "$bytes" \
 		--seed "$server_seed" --timeout "$timeout"
 	wait_listen "$server_ns" "$port"
-	bg_start client "$client_ns" "$TCP_XFER" client --connect "$listen" --send "$bytes" --recv \
+	bg_start client "$client_ns" "${pin[@]}" "$TCP_XFER" client --connect "$listen" --send "$bytes" --recv \
 		--seed "$client_seed" --timeout "$timeout" "$@"
 }
 
