@@ -49,7 +49,8 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c) $(wildcard tests/bpf/*.bpf.c)
 BPF_OBJS := $(addprefix $(BUILD)/,$(notdir $(BPF_SRCS:.bpf.c=.bpf.o)))
 SKELS    := $(BPF_OBJS:.bpf.o=.skel.h)
 
-TEST_SRCS := tests/harness.c tests/bpf_run.c tests/pkt.c tests/dp_fixture.c $(wildcard tests/test_*.c)
+TEST_SRCS := tests/harness.c tests/bpf_run.c tests/pkt.c tests/dp_fixture.c tests/map_share.c \
+	     $(wildcard tests/test_*.c)
 TEST_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRCS))
 BENCH_FLOOD_SECONDS ?= 5
 BENCH_OBJS := $(BUILD)/tests/bench.o $(BUILD)/tests/bpf_run.o $(BUILD)/tests/pkt.o
@@ -116,11 +117,12 @@ $(BUILD)/syn_flood: tests/e2e/syn_flood.c | $(BUILD)
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@
 
 $(BUILD)/bench_synproxy: $(BUILD)/tests/bench_synproxy.o $(BUILD)/tests/pkt.o \
-		$(BUILD)/user/ref/cookie_ref.o $(BUILD)/user/ref/isn_ref.o
+		$(BUILD)/tests/map_share.o $(BUILD)/user/ref/cookie_ref.o $(BUILD)/user/ref/isn_ref.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
 
-$(BUILD)/bench_sweeper: $(BUILD)/tests/bench_sweeper.o $(BUILD)/user/json_writer.o
+$(BUILD)/bench_sweeper: $(BUILD)/tests/bench_sweeper.o $(BUILD)/tests/map_share.o \
+		$(BUILD)/user/json_writer.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
 

@@ -47,6 +47,7 @@
 #include "isnguard.h"
 #include "isnguard.skel.h"
 #include "json_writer.h"
+#include "map_share.h"
 #include "sweep_fill.h"
 #include "sweep_fill.skel.h"
 #include "sweep_walk.skel.h"
@@ -143,16 +144,7 @@ static int run_prog(const struct bpf_program *prog, __u32 repeat, __u32 *duratio
 
 static int share_maps(struct bpf_object *obj)
 {
-	struct bpf_map *map, *ours;
-
-	bpf_object__for_each_map(map, obj) {
-		if (bpf_map__is_internal(map))
-			continue;
-		ours = bpf_object__find_map_by_name(dp->obj, bpf_map__name(map));
-		if (ours && bpf_map__reuse_fd(map, bpf_map__fd(ours)))
-			return -errno;
-	}
-	return 0;
+	return map_share(obj, dp->obj, NULL) ? -errno : 0;
 }
 
 static int config_write(__u32 max_flows, __u32 interval_ms, __u32 established_s, __u32 closed_s)

@@ -41,6 +41,7 @@
 #include "bench_syn.skel.h"
 #include "isnguard.h"
 #include "isnguard.skel.h"
+#include "map_share.h"
 #include "pkt.h"
 #include "ref/cookie_ref.h"
 
@@ -246,7 +247,6 @@ static int setup_datapath(struct isnguard **dp)
 static int setup_syn_tc(struct isnguard *dp, struct isnguard **syn_tc)
 {
 	struct bpf_program *p;
-	struct bpf_map *map, *ours;
 
 	*syn_tc = isnguard__open();
 	if (!*syn_tc)
@@ -254,13 +254,8 @@ static int setup_syn_tc(struct isnguard *dp, struct isnguard **syn_tc)
 	(*syn_tc)->rodata->syn_at_tc = true;
 	bpf_object__for_each_program(p, (*syn_tc)->obj)
 		bpf_program__set_autoload(p, p == (*syn_tc)->progs.isnguard_tc_ingress);
-	bpf_object__for_each_map(map, (*syn_tc)->obj) {
-		if (bpf_map__is_internal(map))
-			continue;
-		ours = bpf_object__find_map_by_name(dp->obj, bpf_map__name(map));
-		if (ours && bpf_map__reuse_fd(map, bpf_map__fd(ours)))
-			return -1;
-	}
+	if (map_share((*syn_tc)->obj, dp->obj, NULL))
+		return -1;
 	return isnguard__load(*syn_tc);
 }
 

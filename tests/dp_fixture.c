@@ -12,6 +12,7 @@
 #include "bpf_run.h"
 #include "dp_fixture.h"
 #include "harness.h"
+#include "map_share.h"
 #include "isnguard.skel.h"
 #include "ref/isn_ref.h"
 
@@ -110,22 +111,14 @@ bool dp_share_maps(struct bpf_object *obj)
 
 bool dp_share_maps_except(struct bpf_object *obj, const char *prefix)
 {
-	struct bpf_map *map, *ours;
+	const char *failed;
 
 	if (!dp_setup())
 		return false;
-	bpf_object__for_each_map(map, obj) {
-		/* .bss, .rodata: the object's own globals. */
-		if (bpf_map__is_internal(map) ||
-		    (prefix && !strncmp(bpf_map__name(map), prefix, strlen(prefix))))
-			continue;
-		ours = bpf_object__find_map_by_name(skel->obj, bpf_map__name(map));
-		if (ours && bpf_map__reuse_fd(map, bpf_map__fd(ours))) {
-			FAIL("share map %s: %s", bpf_map__name(map), strerror(errno));
-			return false;
-		}
-	}
-	return true;
+	failed = map_share(obj, skel->obj, prefix);
+	if (failed)
+		FAIL("share map %s: %s", failed, strerror(errno));
+	return !failed;
 }
 
 /*
@@ -207,11 +200,14 @@ bool dp_run(enum dp_prog prog, const uint8_t *in, size_t in_len, uint8_t *out,
 		.repeat = 1,
 	);
 
+	struct bpf_program *p;
+
 	if (!loaded("dp_run"))
 		return false;
-	if (!prog_of(prog))
+	p = prog_of(prog);
+	if (!p)
 		return false;
-	if (bpf_prog_test_run_opts(bpf_program__fd(prog_of(prog)), &opts)) {
+	if (bpf_prog_test_run_opts(bpf_program__fd(p), &opts)) {
 		FAIL("%s: BPF_PROG_TEST_RUN: %s", dp_prog_name(prog), strerror(errno));
 		return false;
 	}
@@ -239,11 +235,14 @@ bool dp_run_repeat(enum dp_prog prog, const uint8_t *in, size_t in_len, uint32_t
 		.repeat = repeat,
 	);
 
+	struct bpf_program *p;
+
 	if (!loaded("dp_run_repeat"))
 		return false;
-	if (!prog_of(prog))
+	p = prog_of(prog);
+	if (!p)
 		return false;
-	if (bpf_prog_test_run_opts(bpf_program__fd(prog_of(prog)), &opts)) {
+	if (bpf_prog_test_run_opts(bpf_program__fd(p), &opts)) {
 		FAIL("%s: BPF_PROG_TEST_RUN x%u: %s", dp_prog_name(prog), repeat, strerror(errno));
 		return false;
 	}
