@@ -437,9 +437,10 @@ static __always_inline int synproxy_reply(const struct ctx *c, const struct pkt 
 }
 
 /*
- * A SYN (no ACK), in XDP or at tc (syn_at_tc). Returns the decision, SYNPROXY_NOT_MINE when the SYN
- * proxy does not guard its port, or SYNPROXY_ANSWER with plan filled: the
- * SYN gets a cookie SYN-ACK (synproxy_answer).
+ * A SYN (no ACK), in XDP or at tc (syn_at_tc). Returns the decision,
+ * SYNPROXY_NOT_MINE when the SYN proxy does not guard its port, or
+ * SYNPROXY_ANSWER with plan filled: the SYN gets a cookie SYN-ACK
+ * (synproxy_answer, or synproxy_cookie_skb and synproxy_reply_skb).
  */
 static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *pkt,
 					struct synack_plan *plan)
@@ -720,14 +721,15 @@ static __always_inline __u32 synproxy_csum_header(const struct ctx *c, __u32 off
  * would check (RFC 1122 4.2.2.7: the receiver MUST check the TCP
  * checksum; 3.2.1.2, the IPv4 header's): 0 when they hold, else the
  * decision. A corrupted SYN would otherwise get a SYN-ACK the host would
- * never send. XDP does not see the device's verdict, so both are summed
- * here: the IPv4 header, the pseudo header, the TCP header in place
+ * never send. Neither XDP nor tc sees the device's verdict, so both are
+ * summed here: the IPv4 header, the pseudo header, the TCP header in place
  * (synproxy_csum_header), and any data (a Fast Open SYN's) through
  * synproxy_csum_data.
  * A frame whose checksum field holds exactly the pseudo header's sum is a
  * CHECKSUM_PARTIAL skb of a local sender (a veth peer, generic XDP), which
  * the stack takes unchecked: so does this. A corrupted SYN hits that value
- * as rarely as a valid checksum (2^-16). A global function: verified once.
+ * as rarely as a valid checksum (2^-16). Called through a global function
+ * per context (synproxy_syn_csum, synproxy_syn_csum_skb), verified once.
  */
 static __always_inline int synproxy_syn_csum_ctx(const struct ctx *c, const struct pkt *pkt_arg)
 {
@@ -789,7 +791,7 @@ __noinline int synproxy_syn_csum(struct xdp_md *xdp, const struct pkt *pkt_arg)
 	return synproxy_syn_csum_ctx(&c, pkt_arg);
 }
 
-/* The same at tc ingress (syn_at_tc), where an skb's state is no more visible than in XDP. */
+/* The same at tc ingress (syn_at_tc). */
 __noinline int synproxy_syn_csum_skb(struct __sk_buff *skb, const struct pkt *pkt_arg)
 {
 	struct ctx c = { .ctx = skb, .kind = CTX_SKB };

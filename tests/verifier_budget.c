@@ -232,6 +232,7 @@ static void stack_chain_loaded(int fd, struct prog_cost *cost)
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info);
 	struct bpf_insn *insns;
+
 	if (bpf_obj_get_info_by_fd(fd, &info, &len) || !info.xlated_prog_len)
 		return;
 	insns = calloc(1, info.xlated_prog_len);
@@ -422,6 +423,7 @@ int main(int argc, char **argv)
 		const char *base = argv[a];
 		struct bpf_program *prog;
 		char names[64][128];
+		const char *vars[64];	/* each name's switch (variants[]), or NULL */
 		int n = 0;
 
 		if (!obj) {
@@ -429,8 +431,6 @@ int main(int argc, char **argv)
 			failed++;
 			continue;
 		}
-		const char *vars[64];
-
 		bpf_object__for_each_program(prog, obj) {
 			const char *pname = bpf_program__name(prog);
 
