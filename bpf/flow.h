@@ -113,15 +113,30 @@ static __always_inline struct flow_state *flow_lookup(const struct flow_key *fk,
 }
 
 /*
- * Whether the entry still owns the tuple's segments. Not once the host has
- * closed a connection the SYN proxy's local path made (FLOW_F_COOKIE_LOCAL):
- * a new cookie handshake may take the tuple, and its ACK must be judged as
- * one. Its delta is 0, so passing the old connection's late segments
- * unchanged loses nothing.
+ * Whether the entry still owns the tuple's segments. A connection the SYN
+ * proxy's local path made (FLOW_F_COOKIE_LOCAL, delta 0, so passing a
+ * segment unchanged loses nothing) does not:
+ * - once the host has closed it: a new cookie handshake may take the
+ *   tuple, and its ACK must be judged as one;
+ * - before the host has sent on it (FLOW_F_HOST_SOCKET), on another CPU
+ *   than the one whose tc ingress took the cookie ACK. Without XDP's
+ *   single receive queue (`--syn-hook tc`, generic XDP) a client's ACK and
+ *   its first request are queued on the CPUs that sent them, and the
+ *   request may reach TCP first: it would find only the listener, which
+ *   resets an ACK it has no request socket for, and the client reads
+ *   ECONNRESET. Judged as a cookie ACK it becomes the connection itself
+ *   (or the stack drops it as a duplicate, as it does two ACKs of its own
+ *   cookies, and the client sends it again). On the CPU that took the
+ *   ACK, the ACK was through TCP first, or is ahead in the same receive
+ *   batch, whose segments all pass tc before TCP sees the first: passed.
  */
 static __always_inline bool flow_owns_segments(const struct flow_state *st)
 {
-	return !(st->flags & FLOW_F_COOKIE_LOCAL) || !(st->flags & FLOW_F_HOST_DONE);
+	if (!(st->flags & FLOW_F_COOKIE_LOCAL))
+		return true;
+	if (st->flags & (FLOW_F_HOST_DONE | FLOW_F_HOST_SOCKET))
+		return !(st->flags & FLOW_F_HOST_DONE);
+	return st->open_cpu == (__u16)bpf_get_smp_processor_id();
 }
 
 /* The key of a connection; local is the protected host. Addresses are 4 or 16 bytes. */

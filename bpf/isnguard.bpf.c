@@ -257,6 +257,8 @@ static __always_inline int tc_cookie(struct __sk_buff *skb, int *stat_out)
 			return TC_ACT_UNSPEC;
 		stat = synproxy_opening(&c, &pkt, st);
 	} else {
+		if (st && !(st->flags & FLOW_F_HOST_DONE))
+			stat_inc(STAT_COOKIE_ACK_BEFORE_SOCKET);	/* see flow_owns_segments */
 		stat = synproxy_ack(&c, &pkt, &to_stack);
 	}
 	if (stat == SYNPROXY_NOT_MINE)

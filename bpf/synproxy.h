@@ -952,7 +952,9 @@ __noinline int synproxy_ack_pre(struct __sk_buff *skb, const struct pkt *pkt_arg
  * with no entry: it may be a segment of a handshake in flight whose cookie
  * ACK was lost (a later segment's seq names no client ISN, so its check
  * fails), which a RST would kill and the client's retransmission heals; and
- * a flood of forged ACKs reaches the host not at all.
+ * a flood of forged ACKs reaches the host not at all. Nor one on an entry
+ * the host has not closed, which came before the connection's socket
+ * (flow_owns_segments): a later segment, which the client sends again.
  */
 static __always_inline bool synproxy_invalid_to_stack(const struct flow_state *closed)
 {
@@ -961,7 +963,7 @@ static __always_inline bool synproxy_invalid_to_stack(const struct flow_state *c
 	__u64 now, step, tat;
 	__u32 zero = 0;
 
-	if (!closed || !(closed->flags & FLOW_F_COOKIE_LOCAL))
+	if (!closed || !(closed->flags & FLOW_F_COOKIE_LOCAL) || !(closed->flags & FLOW_F_HOST_DONE))
 		return false;
 	sp = synproxy_get();
 	b = bpf_map_lookup_elem(&isn_invalid_acks, &zero);
@@ -1176,8 +1178,10 @@ __noinline int synproxy_assign(struct __sk_buff *skb, const struct pkt *pkt_arg,
  * that comes in the same receive batch as the cookie ACK reaches tc before
  * the stack has made the connection, finds only the listener, and is
  * judged a second cookie ACK: a second request socket, which the stack
- * drops with the data. A closed flow's entry on the tuple is replaced.
- * With the table full the connection goes on without one, as before.
+ * drops with the data. A closed flow's entry on the tuple is replaced, as
+ * is one made by a cookie ACK the stack had not taken when this one came
+ * from another CPU (flow_owns_segments). With the table full the
+ * connection goes on without one, as before.
  */
 __noinline int synproxy_local_flow(struct __sk_buff *skb, const struct pkt *pkt_arg)
 {
@@ -1211,6 +1215,7 @@ __noinline int synproxy_local_flow(struct __sk_buff *skb, const struct pkt *pkt_
 	fresh->flags = FLOW_F_PASSIVE_OPEN | FLOW_F_ESTABLISHED | FLOW_F_HOST_ACKED |
 		       FLOW_F_COOKIE_LOCAL;
 	fresh->hash = ISN_HASH_SIPHASH;
+	fresh->open_cpu = (__u16)bpf_get_smp_processor_id();	/* see flow_owns_segments */
 	fresh->created_ns = now;
 	fresh->last_seen_ns = now;
 	/*
@@ -1222,7 +1227,7 @@ __noinline int synproxy_local_flow(struct __sk_buff *skb, const struct pkt *pkt_
 	    bpf_map_update_elem(&isn_flows, &fk, fresh, old ? BPF_EXIST : BPF_NOEXIST))
 		return -1;
 	if (old)
-		stat_inc(STAT_FLOW_REMOVED);	/* the closed flow it replaced */
+		stat_inc(STAT_FLOW_REMOVED);	/* the entry it replaced */
 	else
 		flow_count_add(1);
 	stat_inc(STAT_FLOW_CREATED);

@@ -159,6 +159,14 @@ enum flow_flag {
 	 * kept state) keep the established timeout.
 	 */
 	FLOW_F_PROXY_SILENT = 1 << 17,
+	/*
+	 * The host has sent on the connection outside a SYN (tc egress), so
+	 * its stack has the socket. Until then a local-path entry
+	 * (FLOW_F_COOKIE_LOCAL) is only as good as its cookie ACK: tc may see
+	 * the next segment on another CPU before the stack has taken the ACK
+	 * (bpf/flow.h, flow_owns_segments).
+	 */
+	FLOW_F_HOST_SOCKET = 1 << 18,
 };
 
 enum flow_phase {
@@ -224,7 +232,8 @@ struct flow_state {
 	__u8 wscale_wire;
 	__u8 peer_wscale_wire;
 	__u8 peer_wscale_host;
-	__u8 pad[2];
+	/* The CPU whose tc ingress made a local-path entry (FLOW_F_COOKIE_LOCAL). */
+	__u16 open_cpu;
 	/* The sweeper's slot that stands for this entry (struct sweep_slot; 0: none). */
 	__u32 sweep_id;
 	__u64 created_ns;
@@ -476,7 +485,14 @@ struct fastpath_scratch {
 	 * the translating SYN proxy: the server answered, and the client,	\
 	 * held by the cookie SYN-ACK's zero window, got the server's window	\
 	 */								\
-	X(STAT_PROXY_WINDOW_OPENED,	"proxy_client_window_opened")
+	X(STAT_PROXY_WINDOW_OPENED,	"proxy_client_window_opened")	\
+	/*								\
+	 * SYN cookies, local path: a segment on another CPU than the cookie	\
+	 * ACK that made its connection's entry, before the host has sent on	\
+	 * it (the stack may not have the socket yet): judged as a cookie ACK	\
+	 * again, not passed to the listener for its RST (bpf/flow.h)		\
+	 */								\
+	X(STAT_COOKIE_ACK_BEFORE_SOCKET, "cookie_ack_before_socket")
 
 #define ISNGUARD_STAT_ENUM(name, text) name,
 enum isn_stat {

@@ -148,7 +148,7 @@ TEST(test_abi_flow_state_matches_btf)
 	static const struct abi_member members[] =
 		MEMBERS(flow_state, seq_delta, host_isn, wire_isn, flags, hash, host_ack,
 			host_snd_nxt, ts_delta, peer_tsval, peer_window, wscale_host, wscale_wire,
-			peer_wscale_wire, peer_wscale_host, pad, sweep_id, created_ns,
+			peer_wscale_wire, peer_wscale_host, open_cpu, sweep_id, created_ns,
 			last_seen_ns);
 
 	CHECK_STRUCT(DATAPATH_OBJ, flow_state, members);

@@ -1757,8 +1757,8 @@ TEST(test_host_ack_completes_a_handshake)
 		return;
 	ASSERT_TRUE(!opening, "in isn_flows");
 	ASSERT_EQ(st.host_ack, 90001, "host_ack");
-	ASSERT_EQ(st.flags & ~FLOW_F_TIMER, FLOW_F_ACTIVE_OPEN | FLOW_F_ESTABLISHED | FLOW_F_HOST_ACKED,
-		  "flags");
+	ASSERT_EQ(st.flags & ~FLOW_F_TIMER, FLOW_F_ACTIVE_OPEN | FLOW_F_ESTABLISHED |
+		  FLOW_F_HOST_ACKED | FLOW_F_HOST_SOCKET, "flags");
 }
 
 /* A refused connect (RST|ACK acknowledging the host's SYN) closes the flow; it is not established. */

@@ -113,7 +113,7 @@ static const char *const flag_names[] = {
 	"active_open", "passive_open", "established", "fin_local", "fin_remote",
 	"rst_local", "rst_remote", "rst_remote_accepted", "host_acked", "moved", "timer",
 	"proxied", "proxy_opening", "proxy_own_ack_pending", "proxy_timestamps",
-	"proxy_window_scaling", "syn_cookie_local", "proxy_silent",
+	"proxy_window_scaling", "syn_cookie_local", "proxy_silent", "host_socket",
 };
 
 static void print_flag_names(struct json_writer *jw, __u32 flags)

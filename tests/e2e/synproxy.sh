@@ -404,6 +404,70 @@ print(good)"
 	sp_assert_handshakes "$conns"
 }
 
+# With --syn-hook tc there is no XDP program, so a veth queues what it
+# receives on the CPU that sent it: a client's cookie ACK and its first
+# request, sent from two CPUs, reach TCP in either order. tc ingress gave
+# the ACK its request socket and the connection its entry; a request on the
+# other CPU that came first found only the listener, which answered with a
+# RST (the rare read errors of bench-conn.sh's host row with the tc hook).
+# It is judged as a cookie ACK itself now. Here A's firewall drops each bare
+# ACK after tc ingress, so every first request comes before its socket, on
+# the other CPU: tcp_craft.py sends the ACK from CPU 0, the data from CPU 1.
+# Every request must make its connection and reach the application.
+test_synproxy_first_request_on_another_cpu_before_the_acks_socket_tc_syn_hook() {
+	local conns=${SP_CPU_CONNS:-20} sport=42000 opens acked resets got before
+	require_cmd python3
+	[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs"
+	SP_PEER_XDP=0 E2E_ATTACH_ARGS="$E2E_ATTACH_ARGS --ingress tc --syn-hook tc" sp_setup
+	craft_quiet_stack "$NS_B" "$sport-$((sport + conns - 1))"
+	in_ns "$NS_A" nft -f - <<-EOF || fail "nft in $NS_A"
+	table inet isng_e2e_bare_ack {
+		chain input {
+			type filter hook input priority 0; policy accept;
+			tcp dport $SP_PORT tcp flags == ack ip length 40 counter drop
+		}
+	}
+	EOF
+	bg_start server "$NS_A" python3 -c "
+import socket
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('$A4', $SP_PORT)); s.listen(64); s.settimeout(20)
+good = 0
+for i in range($conns):
+    c, _ = s.accept(); c.settimeout(1)
+    try:
+        good += c.recv(100) == b'first-data\\n'
+    except socket.timeout:
+        pass
+print(good)"
+	wait_listen "$NS_A" "$SP_PORT"
+	before=$(nstat_get "$NS_A" TcpOutRsts)
+	capture_start "$NS_A" "$IF_A" "tcp port $SP_PORT" "$E2E_WORK/a.pcap"
+	in_ns "$NS_B" python3 "$E2E_DIR/tcp_craft.py" ack-and-data-on-two-cpus --src "$B4" \
+		--dst "$A4" --sport "$sport" --dport "$SP_PORT" --count "$conns" \
+		>"$E2E_WORK/craft.out" 2>&1 || fail "tcp_craft.py: $(tail -n 3 "$E2E_WORK/craft.out")"
+	bg_wait server
+	capture_stop
+	isng_log_counters
+	sed 's/^/# craft: /' "$E2E_WORK/craft.out"
+	in_ns "$NS_A" nft list table inet isng_e2e_bare_ack | grep -q "packets $conns " ||
+		fail "A's firewall did not drop the $conns bare ACKs: $(in_ns "$NS_A" nft list \
+			table inet isng_e2e_bare_ack | grep counter)"
+	opens=$(nstat_get "$NS_A" TcpPassiveOpens)
+	acked=$(awk '$1 == "data_acked" {print $2}' "$E2E_WORK/craft.out")
+	resets=$(awk '$1 == "reset" {print $2}' "$E2E_WORK/craft.out")
+	got=$(cat "$E2E_WORK/server.out")
+	assert_eq "$resets" 0 "connections reset by A"
+	assert_eq "$(( $(nstat_get "$NS_A" TcpOutRsts) - ${before:-0} ))" 0 "RSTs A sent"
+	assert_eq "$acked" "$conns" "first requests acknowledged"
+	assert_eq "${opens:-0}" "$conns" "A's passive opens (one per connection)"
+	assert_eq "$got" "$conns" "connections whose first request the application read"
+	assert_eq "$(isng_counter cookie_ack_before_socket)" "$conns" \
+		"requests judged as the cookie ACK (cookie_ack_before_socket)"
+	assert_eq "$(isng_counter cookie_handshake_to_stack)" "$((2 * conns))" \
+		"request sockets given: the bare ACK's (dropped) and the request's"
+}
+
 # A listener that does not accept: once its queue is full, a valid cookie ACK
 # would be dropped by the kernel without a trace, so the filter drops it and
 # counts it (cookie_ack_queue_full); the client retransmits.

@@ -20,12 +20,17 @@ ack-then-data: --count handshakes, from source ports --sport, --sport + 1, ...:
 each completes with a bare ACK followed at once by 11 bytes of data (so both
 can reach the host in one receive batch), and waits 0.5 s for the data's ACK.
 Prints: data_acked COUNT (and not_acked PORT for each miss).
+ack-and-data-on-two-cpus: like ack-then-data, but the bare ACK is sent from
+CPU 0 and the data from CPU 1 (the sender's CPU is where a veth without XDP
+queues what it receives), and it waits 1 s for the data's ACK or a RST.
+Prints: data_acked COUNT / reset COUNT (and not_acked PORT for each miss).
 With --retransmit N it sends the same segment again, up to N times, every
 0.5 s until the data is acknowledged, as a client's RTO would (a SYN proxy
 that opens the server side itself drops the data of the third ACK); it then
 also prints: data_sends COUNT.
 """
 import argparse
+import os
 import socket
 import struct
 import sys
@@ -169,10 +174,42 @@ def ack_then_data(a):
     return 0
 
 
+def ack_and_data_on_two_cpus(a):
+    """--count handshakes, each ACK sent from CPU 0 and its first data from CPU 1."""
+    sock, send = raw_sender(a)
+    payload = b"first-data\n"
+    acked = reset = 0
+    for i in range(a.count):
+        a.sport = a.sport_base + i
+        isn = 0x40000000 + i * 0x1000
+        os.sched_setaffinity(0, {0})
+        send(isn, 0, SYN, opts=b"\x02\x04\x05\xb4")
+        got = receive(sock, a.dst, a.dport, a.sport, lambda f: f & (SYN | ACK) == SYN | ACK, 3)
+        if not got:
+            print("synack none", a.sport)
+            continue
+        ack = (got[0] + 1) & 0xFFFFFFFF
+        send(isn + 1, ack, ACK)
+        os.sched_setaffinity(0, {1})
+        send(isn + 1, ack, PSH | ACK, payload)
+        got = receive(sock, a.dst, a.dport, a.sport,
+                      lambda f: f & RST or (f & ACK and not f & SYN), 1)
+        if got and got[2] & RST:
+            reset += 1
+            print("not_acked", a.sport, "reset")
+        elif got and got[1] == isn + 1 + len(payload):
+            acked += 1
+        else:
+            print("not_acked", a.sport)
+    print("data_acked", acked)
+    print("reset", reset)
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("mode", choices=["bad-ack-in-syn-recv", "data-on-third-ack",
-                                    "ack-then-data"])
+                                    "ack-then-data", "ack-and-data-on-two-cpus"])
     p.add_argument("--src", required=True)
     p.add_argument("--dst", required=True)
     p.add_argument("--sport", type=int, required=True)
@@ -183,6 +220,8 @@ def main():
     a.sport_base = a.sport
     if a.mode == "ack-then-data":
         return ack_then_data(a)
+    if a.mode == "ack-and-data-on-two-cpus":
+        return ack_and_data_on_two_cpus(a)
     if a.mode == "data-on-third-ack":
         return data_on_third_ack(a)
     return bad_ack_in_syn_recv(a)
