@@ -72,5 +72,12 @@ expect "status says the SYN hook is tc" 0 '"syn_hook":"tc"' $isng status --json
 expect "detach lo (--syn-hook tc)" 0 "" $isng detach lo
 expect_detached "after --syn-hook tc"
 
+# tc ingress without the SYN proxy: no program answers SYN cookies there.
+expect "attach lo with tc ingress alone: no SYN hook" 0 '"syn_hook":"none"' \
+	$isng attach --ingress tc --json lo
+expect "status says no SYN hook" 0 '"syn_hook":"none"' $isng status --json
+expect "detach lo (tc ingress alone)" 0 "" $isng detach lo
+expect_detached "after tc ingress alone"
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

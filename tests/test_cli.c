@@ -240,6 +240,8 @@ static const struct {
 	{ "attach synproxy path alone", { "attach", "--synproxy-path", "translate", "eth0" }, "go with --synproxy PORTS" },
 	{ "attach syn hook tc beside xdp", { "attach", "--syn-hook", "tc", "eth0" }, "--syn-hook tc goes with --ingress tc" },
 	{ "attach unknown syn hook", { "attach", "--ingress", "tc", "--syn-hook", "nic", "eth0" }, "unknown --syn-hook 'nic'" },
+	{ "attach xdp mode with the syn hook at tc", { "attach", "--ingress", "tc", "--syn-hook", "tc", "--synproxy", "80", "--xdp-mode", "skb", "eth0" }, "--xdp-mode: no XDP program with --ingress tc" },
+	{ "attach xdp mode with tc ingress alone", { "attach", "--ingress", "tc", "--xdp-mode", "native", "eth0" }, "--xdp-mode: no XDP program with --ingress tc" },
 	{ "flows unknown option", { "flows", "--family", "ipx" }, "unknown option --family" },
 };
 

@@ -112,6 +112,10 @@ int do_attach(int argc, char **argv)
 					   "--invalid-ack-rate go with --synproxy PORTS");
 	if (prm.syn_hook == 1 && prm.ingress != 1)
 		return cli_usage_error(&p, "--syn-hook tc goes with --ingress tc");
+	/* Beside tc ingress, XDP runs only to answer SYNs, and only with --syn-hook xdp. */
+	if (prm.xdp_mode >= 0 && prm.ingress == 1 && (prm.syn_hook == 1 || !sp->enabled))
+		return cli_usage_error(&p, "--xdp-mode: no XDP program with --ingress tc, unless "
+					   "--synproxy PORTS answers SYNs in XDP (--syn-hook xdp)");
 	sp->invalid_ack_rate = prm.invalid_ack_rate_given ? prm.invalid_ack_rate
 							  : SYNPROXY_DEFAULT_INVALID_ACK_RATE;
 	sp->path = prm.synproxy_path >= 0 ? (uint32_t)prm.synproxy_path : SYNPROXY_PATH_AUTO;
@@ -311,7 +315,9 @@ static void print_status_json(const struct status_link *links, int n,
 								   : links[i].info.ingress_prog_id);
 		jw_uint_field(&jw, "egress_prog_id", links[i].here ? links[i].live.egress_prog_id
 								  : links[i].info.egress_prog_id);
-		jw_string_field(&jw, "syn_hook", link_syn_hook(&links[i].info));
+		jw_string_field(&jw, "syn_hook",
+				link_syn_hook(&links[i].info, !links[i].here ||
+							       links[i].live.cookie_prog_id));
 		if (links[i].here)
 			jw_uint_field(&jw, "synproxy_prog_id", links[i].live.cookie_prog_id);
 		jw_uint_field(&jw, "attached_at", links[i].info.attached_at);

@@ -942,9 +942,15 @@ static void detach_ingress(const struct attach_request *req, int ifindex,
 		detach_tc(ifindex, BPF_TC_INGRESS);
 }
 
-const char *link_syn_hook(const struct link_info *info)
+/*
+ * Where the link's SYN cookies are answered: "none" where XDP would, but no
+ * program takes their ACKs (attached without --synproxy), as status's
+ * "SYN cookies not served here". Cookie_prog: the link has that program,
+ * or cannot be looked at from here (another namespace).
+ */
+const char *link_syn_hook(const struct link_info *info, bool cookie_prog)
 {
-	return info->flags & LINK_F_SYN_TC ? "tc" : "xdp";
+	return info->flags & LINK_F_SYN_TC ? "tc" : cookie_prog ? "xdp" : "none";
 }
 
 const char *link_ingress_name(uint32_t ingress)
@@ -1119,12 +1125,14 @@ static int write_state(struct isnguard *skel, const struct attach_request *req, 
 static void print_attached(const struct attach_request *req, const struct ingress_attached *in,
 			   uint32_t egress_id, uint32_t max_flows, bool fresh)
 {
+	const struct link_info link = { .flags = req->syn_tc ? LINK_F_SYN_TC : 0 };
 	struct json_writer jw;
 
 	if (!req->json) {
 		printf("attached to %s: ingress %s%s, egress tc, flow table %u entries (%s)\n",
 		       req->ifname, link_ingress_name(req->ingress),
-		       req->syn_tc ? " (SYN cookies too)"
+		       req->syn_tc ? (req->synproxy ? " (SYN cookies too)"
+						   : " (SYN cookies too, once `isnguard synproxy` is on)")
 		       : !in->cookie_prog_id ? "" : req->ingress == LINK_INGRESS_TC
 							  ? " + xdp SYN cookies" : " + tc cookie ACKs",
 		       max_flows, fresh ? "new state, fresh key" : "kept state and key");
@@ -1137,7 +1145,7 @@ static void print_attached(const struct attach_request *req, const struct ingres
 	jw_uint_field(&jw, "ingress_prog_id", in->prog_id);
 	jw_uint_field(&jw, "egress_prog_id", egress_id);
 	jw_uint_field(&jw, "synproxy_prog_id", in->cookie_prog_id);
-	jw_string_field(&jw, "syn_hook", req->syn_tc ? "tc" : "xdp");
+	jw_string_field(&jw, "syn_hook", link_syn_hook(&link, in->cookie_prog_id));
 	jw_uint_field(&jw, "max_flows", max_flows);
 	jw_string_field(&jw, "state", fresh ? "new" : "kept");
 	jw_end_object(&jw);

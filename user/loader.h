@@ -54,7 +54,7 @@ int loader_query(int ifindex, struct attachment *att);
 /* "xdp-native", "xdp-skb" or "tc". */
 const char *link_ingress_name(uint32_t ingress);
 /* Where SYN cookies are answered on a link: "xdp", or "tc" (LINK_F_SYN_TC). */
-const char *link_syn_hook(const struct link_info *info);
+const char *link_syn_hook(const struct link_info *info, bool cookie_prog);
 /* Inode of this process's network namespace. */
 uint64_t netns_inode(void);
 /*
