@@ -217,7 +217,7 @@ static __always_inline int datapath_egress(const struct ctx *c)
 	}
 	if (!st)
 		return STAT_PASS_UNTRACKED;
-	seen = FLOW_F_HOST_SOCKET;	/* the host sends on the connection (flow_owns_segments) */
+	seen = FLOW_F_HOST_SOCKET;	/* the host sends on the connection (flow_before_socket) */
 	if ((pkt.tcp_flags & TCPF_RST) && egress_rst_is_abort(c, &pkt, st))
 		seen |= FLOW_F_RST_LOCAL;
 	/*

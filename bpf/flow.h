@@ -113,30 +113,40 @@ static __always_inline struct flow_state *flow_lookup(const struct flow_key *fk,
 }
 
 /*
- * Whether the entry still owns the tuple's segments. A connection the SYN
- * proxy's local path made (FLOW_F_COOKIE_LOCAL, delta 0, so passing a
- * segment unchanged loses nothing) does not:
- * - once the host has closed it: a new cookie handshake may take the
- *   tuple, and its ACK must be judged as one;
- * - before the host has sent on it (FLOW_F_HOST_SOCKET), on another CPU
- *   than the one whose tc ingress took the cookie ACK. Without XDP's
- *   single receive queue (`--syn-hook tc`, generic XDP) a client's ACK and
- *   its first request are queued on the CPUs that sent them, and the
- *   request may reach TCP first: it would find only the listener, which
- *   resets an ACK it has no request socket for, and the client reads
- *   ECONNRESET. Judged as a cookie ACK it becomes the connection itself
- *   (or the stack drops it as a duplicate, as it does two ACKs of its own
- *   cookies, and the client sends it again). On the CPU that took the
- *   ACK, the ACK was through TCP first, or is ahead in the same receive
- *   batch, whose segments all pass tc before TCP sees the first: passed.
+ * Whether the entry still owns the tuple's segments. Not once the host has
+ * closed a connection the SYN proxy's local path made (FLOW_F_COOKIE_LOCAL):
+ * a new cookie handshake may take the tuple, and its ACK must be judged as
+ * one. Its delta is 0, so passing the old connection's late segments
+ * unchanged loses nothing.
  */
 static __always_inline bool flow_owns_segments(const struct flow_state *st)
 {
-	if (!(st->flags & FLOW_F_COOKIE_LOCAL))
-		return true;
-	if (st->flags & (FLOW_F_HOST_DONE | FLOW_F_HOST_SOCKET))
-		return !(st->flags & FLOW_F_HOST_DONE);
-	return st->open_cpu == (__u16)bpf_get_smp_processor_id();
+	return !(st->flags & FLOW_F_COOKIE_LOCAL) || !(st->flags & FLOW_F_HOST_DONE);
+}
+
+/*
+ * tc ingress, an ACK to a protected port (what the SYN proxy judges) on a
+ * local-path connection's entry: whether it must be judged as a cookie ACK
+ * again, because it may reach TCP before the connection's socket exists.
+ * That is before the host has sent on the connection (FLOW_F_HOST_SOCKET),
+ * on another CPU than the one whose tc ingress took the cookie ACK. Without
+ * XDP's single receive queue (`--syn-hook tc`, generic XDP) a veth queues a
+ * client's ACK and its first request on the CPUs that sent them, and the
+ * request may get to TCP first: it would find only the listener, which
+ * resets an ACK it has no request socket for, and the client reads
+ * ECONNRESET. Judged, it finds the socket if there is one by then
+ * (cookie_ack_socket_exists), or becomes the connection itself (its cookie
+ * is the ACK's; should the ACK still win, the stack drops the second as it
+ * drops a duplicate ACK of its own cookies, and the client sends it again).
+ * On the ACK's CPU, the ACK went through TCP first, or is ahead in the same
+ * receive batch, whose segments all pass tc before TCP sees the first.
+ * Other segments (a RST) are the connection's as before: delta 0, noted.
+ */
+static __always_inline bool flow_before_socket(const struct flow_state *st)
+{
+	return (st->flags & (FLOW_F_COOKIE_LOCAL | FLOW_F_HOST_SOCKET | FLOW_F_HOST_DONE)) ==
+		       FLOW_F_COOKIE_LOCAL &&
+	       st->open_cpu != (__u16)bpf_get_smp_processor_id();
 }
 
 /* The key of a connection; local is the protected host. Addresses are 4 or 16 bytes. */

@@ -106,12 +106,11 @@ static __always_inline int ingress_tcp(const struct ctx *c, const struct pkt *pk
 	if (tcp_flow_key(c, pkt, false, &fk))
 		return STAT_PASS_TRUNCATED;
 	st = flow_lookup(&fk, &opening);
-	if (!st)
+	if (!st || !flow_owns_segments(st))
 		return STAT_PASS_UNTRACKED;
-	if (!flow_owns_segments(st)) {
-		/* At tc, which judges it; XDP leaves that to tc (isnguard_tc_cookie). */
-		if (c->kind == CTX_SKB && closed_check && !(st->flags & FLOW_F_HOST_DONE))
-			stat_inc(STAT_COOKIE_ACK_BEFORE_SOCKET);
+	/* Judged by tc ingress's caller; beside XDP, by isnguard_tc_cookie. */
+	if (c->kind == CTX_SKB && closed_check && flow_before_socket(st)) {
+		stat_inc(STAT_COOKIE_ACK_BEFORE_SOCKET);
 		return STAT_PASS_UNTRACKED;
 	}
 	if (closed_check && flow_phase_of(st->flags) == FLOW_PHASE_CLOSED)

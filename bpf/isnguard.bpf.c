@@ -242,6 +242,10 @@ static __always_inline int tc_cookie(struct __sk_buff *skb, int *stat_out)
 	if (tcp_flow_key(&c, &pkt, false, &fk))
 		return TC_ACT_UNSPEC;
 	st = flow_lookup(&fk, &opening);
+	if (st && flow_before_socket(st)) {
+		stat_inc(STAT_COOKIE_ACK_BEFORE_SOCKET);
+		st = NULL;	/* judged below, as if it had no entry */
+	}
 	if (st && flow_owns_segments(st)) {
 		/*
 		 * XDP translated the flow's segments already; a proxied one
@@ -257,8 +261,6 @@ static __always_inline int tc_cookie(struct __sk_buff *skb, int *stat_out)
 			return TC_ACT_UNSPEC;
 		stat = synproxy_opening(&c, &pkt, st);
 	} else {
-		if (st && !(st->flags & FLOW_F_HOST_DONE))
-			stat_inc(STAT_COOKIE_ACK_BEFORE_SOCKET);	/* see flow_owns_segments */
 		stat = synproxy_ack(&c, &pkt, &to_stack);
 	}
 	if (stat == SYNPROXY_NOT_MINE)

@@ -954,7 +954,7 @@ __noinline int synproxy_ack_pre(struct __sk_buff *skb, const struct pkt *pkt_arg
  * fails), which a RST would kill and the client's retransmission heals; and
  * a flood of forged ACKs reaches the host not at all. Nor one on an entry
  * the host has not closed, which came before the connection's socket
- * (flow_owns_segments): a later segment, which the client sends again.
+ * (flow_before_socket): a later segment, which the client sends again.
  */
 static __always_inline bool synproxy_invalid_to_stack(const struct flow_state *closed)
 {
@@ -1180,7 +1180,7 @@ __noinline int synproxy_assign(struct __sk_buff *skb, const struct pkt *pkt_arg,
  * judged a second cookie ACK: a second request socket, which the stack
  * drops with the data. A closed flow's entry on the tuple is replaced, as
  * is one made by a cookie ACK the stack had not taken when this one came
- * from another CPU (flow_owns_segments). With the table full the
+ * from another CPU (flow_before_socket). With the table full the
  * connection goes on without one, as before.
  */
 __noinline int synproxy_local_flow(struct __sk_buff *skb, const struct pkt *pkt_arg)
@@ -1215,11 +1215,11 @@ __noinline int synproxy_local_flow(struct __sk_buff *skb, const struct pkt *pkt_
 	fresh->flags = FLOW_F_PASSIVE_OPEN | FLOW_F_ESTABLISHED | FLOW_F_HOST_ACKED |
 		       FLOW_F_COOKIE_LOCAL;
 	fresh->hash = ISN_HASH_SIPHASH;
-	fresh->open_cpu = (__u16)bpf_get_smp_processor_id();	/* see flow_owns_segments */
+	fresh->open_cpu = (__u16)bpf_get_smp_processor_id();	/* see flow_before_socket */
 	fresh->created_ns = now;
 	fresh->last_seen_ns = now;
 	/*
-	 * A slot of its own even in place of a closed flow: the old slot's
+	 * A slot of its own even in place of another entry: the old slot's
 	 * id no longer matches, and it is dropped when due.
 	 */
 	fresh->sweep_id = sweep_queue(SWEEP_FLOWS, &fk, now);

@@ -160,11 +160,11 @@ enum flow_flag {
 	 */
 	FLOW_F_PROXY_SILENT = 1 << 17,
 	/*
-	 * The host has sent on the connection outside a SYN (tc egress), so
-	 * its stack has the socket. Until then a local-path entry
-	 * (FLOW_F_COOKIE_LOCAL) is only as good as its cookie ACK: tc may see
-	 * the next segment on another CPU before the stack has taken the ACK
-	 * (bpf/flow.h, flow_owns_segments).
+	 * The host has sent on the connection outside a SYN (tc egress): its
+	 * stack has the socket, or (a RST, FLOW_F_RST_LOCAL too) is done with
+	 * it. Until then a local-path entry (FLOW_F_COOKIE_LOCAL) is only as
+	 * good as its cookie ACK: tc may see the next segment on another CPU
+	 * before the stack has taken the ACK (bpf/flow.h, flow_before_socket).
 	 */
 	FLOW_F_HOST_SOCKET = 1 << 18,
 };
@@ -490,7 +490,7 @@ struct fastpath_scratch {
 	 * SYN cookies, local path: a segment on another CPU than the cookie	\
 	 * ACK that made its connection's entry, before the host has sent on	\
 	 * it (the stack may not have the socket yet): judged as a cookie ACK	\
-	 * again, not passed to the listener for its RST (bpf/flow.h)		\
+	 * again, not passed to the listener for its RST (flow_before_socket)	\
 	 */								\
 	X(STAT_COOKIE_ACK_BEFORE_SOCKET, "cookie_ack_before_socket")
 

@@ -1488,16 +1488,15 @@ TEST(test_synproxy_cookie_ack_on_a_closed_connections_tuple_reopens_it)
  * A local-path connection's entry (FLOW_F_COOKIE_LOCAL, delta 0) is made when
  * tc ingress gives the cookie ACK its request socket, before the stack has
  * made the connection. A segment on the same CPU comes after the ACK (or in
- * its receive batch) and passes as the connection's; one on another CPU,
+ * its receive batch) and passes as the connection's; an ACK on another CPU,
  * before the host has sent on the connection (FLOW_F_HOST_SOCKET, set by tc
  * egress), may reach TCP first and find only the listener, which would reset
- * it (the bench's read errors with --syn-hook tc): it is judged as a cookie
- * ACK again. A client's first data carries the cookie (made into the
- * connection; in a test run, no request socket: ack_rows), a later segment
- * does not (dropped, never passed for the listener's RST), and where the
- * stack has the connection's socket, it passes (cookie_ack_socket_exists).
- * The CPU of a test run is the caller's: pinned, the entry says this CPU or
- * the next.
+ * it (the bench's read errors with --syn-hook tc): tc judges it as a cookie
+ * ACK again (flow_before_socket). A client's first data carries the cookie
+ * (made into the connection; in a test run, no request socket: ack_rows), a
+ * later segment does not (dropped, never passed for the listener's RST).
+ * XDP only passes such a segment on, for tc to judge. The CPU of a test run
+ * is the caller's: pinned, the entry says this CPU or another.
  */
 #define BEFORE_SOCKET_LATER 1000u	/* a later segment's seq past the client's ISN + 1 */
 
@@ -1506,9 +1505,9 @@ struct before_socket_row {
 	bool other_cpu;		/* the entry was made on another CPU than the run's */
 	__u32 flags;		/* more flow flags */
 	uint32_t seq_past;	/* seq - (client ISN + 1): 0 carries the cookie */
-	bool judged;		/* taken as a cookie ACK (cookie_ack_before_socket) */
-	enum isn_stat stat;	/* the decision counted, judged or not */
-	uint32_t verdict;
+	bool judged;		/* tc takes it as a cookie ACK (cookie_ack_before_socket) */
+	enum isn_stat stat;	/* the decision counted when judged */
+	uint32_t verdict;	/* tc's */
 };
 
 #define BEFORE_SOCKET_LIVE (FLOW_F_PASSIVE_OPEN | FLOW_F_ESTABLISHED | FLOW_F_HOST_ACKED | \
@@ -1520,18 +1519,34 @@ static const struct before_socket_row before_socket_rows[] = {
 	{ .name = "other_cpu_later_segment_dropped_not_reset", .other_cpu = true,
 	  .seq_past = BEFORE_SOCKET_LATER, .judged = true, .stat = STAT_COOKIE_BAD_MAC,
 	  .verdict = TC_ACT_SHOT_VERDICT },
-	{ .name = "same_cpu_first_data_passes", .stat = STAT_COOKIE_ACK_VALID,
-	  .verdict = TC_ACT_UNSPEC_VERDICT },
+	{ .name = "same_cpu_first_data_passes", .verdict = TC_ACT_UNSPEC_VERDICT },
 	{ .name = "same_cpu_later_segment_passes", .seq_past = BEFORE_SOCKET_LATER,
-	  .stat = STAT_COOKIE_ACK_VALID, .verdict = TC_ACT_UNSPEC_VERDICT },
-	{ .name = "other_cpu_after_the_host_sent_passes", .other_cpu = true,
-	  .flags = FLOW_F_HOST_SOCKET, .stat = STAT_COOKIE_ACK_VALID,
 	  .verdict = TC_ACT_UNSPEC_VERDICT },
+	{ .name = "other_cpu_after_the_host_sent_passes", .other_cpu = true,
+	  .flags = FLOW_F_HOST_SOCKET, .verdict = TC_ACT_UNSPEC_VERDICT },
 };
 
-/* The segment's bytes (11 of data) with the reference cookie of now's slot in its ack. */
-static bool before_socket_segment(struct pkt_spec *s, uint32_t seq_past, uint64_t now,
-				  uint8_t *buf, size_t *len, struct flow_key *fk)
+/* Pins the caller to the CPU it runs on (*cpu), the former mask in *saved. */
+static bool pin_here(unsigned int *cpu, cpu_set_t *saved)
+{
+	int here = sched_getcpu();
+	cpu_set_t one;
+
+	if (!ASSERT_TRUE(here >= 0 && !sched_getaffinity(0, sizeof(*saved), saved), "this CPU"))
+		return false;
+	CPU_ZERO(&one);
+	CPU_SET(here, &one);
+	*cpu = (unsigned int)here;
+	return ASSERT_OK(sched_setaffinity(0, sizeof(one), &one), "pinned to it");
+}
+
+/*
+ * A client segment (11 bytes of data with TH_PSH) carrying the reference cookie of now's slot in
+ * its ack, and the local-path entry its cookie ACK made on CPU open_cpu (delta 0).
+ */
+static bool before_socket_segment(struct pkt_spec *s, uint8_t tcp_flags, uint32_t seq_past,
+				  uint64_t now, uint8_t *buf, size_t *len, struct flow_key *fk,
+				  struct flow_state *st, unsigned int open_cpu)
 {
 	static const uint8_t data[] = "GET / HTTP";
 	struct ref_cookie_opts o = { .wscale = 7, .wscale_ok = true, .sack_ok = true };
@@ -1539,7 +1554,7 @@ static bool before_socket_segment(struct pkt_spec *s, uint32_t seq_past, uint64_
 	struct isn_key key;
 
 	dp_test_key(&key);
-	client_segment(s, 4, SP_PORT, TH_ACK | TH_PSH, CLIENT_ISN + 1 + seq_past, 0);
+	client_segment(s, 4, SP_PORT, tcp_flags, CLIENT_ISN + 1 + seq_past, 0);
 	host_flow(s, fk);
 	if (!ASSERT_OK(ref_cookie_make(&key, fk, CLIENT_ISN, (uint32_t)(now >> COOKIE_SLOT_SHIFT),
 				       ref_cookie_opt_bits(2, &o, true), true, &cookie, &tsval),
@@ -1550,132 +1565,174 @@ static bool before_socket_segment(struct pkt_spec *s, uint32_t seq_past, uint64_
 	pkt_opt_nop(s);
 	pkt_opt_nop(s);
 	pkt_opt_timestamp(s, CLIENT_TSVAL + 3, tsval);
-	s->payload = data;
-	s->payload_len = sizeof(data) - 1;
+	if (tcp_flags & TH_PSH) {
+		s->payload = data;
+		s->payload_len = sizeof(data) - 1;
+	}
 	*len = pkt_build(s, buf, PKT_MAX_LEN);
-	return *len > 0;
+	memset(st, 0, sizeof(*st));
+	st->flags = BEFORE_SOCKET_LIVE;
+	st->host_isn = st->wire_isn = cookie;
+	st->host_snd_nxt = cookie + 1;
+	st->host_ack = CLIENT_ISN + 1;
+	st->open_cpu = (__u16)open_cpu;
+	st->created_ns = st->last_seen_ns = now;
+	return ASSERT_TRUE(*len > 0, "segment built") && ASSERT_TRUE(dp_flows_clear(), "flows") &&
+	       ASSERT_TRUE(dp_flow_put(fk, st), "the entry");
 }
 
 /* One row through prog on CPU cpu; false when the cookie slot turned meanwhile. */
 static bool check_before_socket_try(const struct before_socket_row *r, enum dp_prog prog,
 				    unsigned int cpu, bool last)
 {
+	bool tc = prog != DP_XDP_INGRESS, judged = tc && r->judged;
 	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN];
-	uint64_t now = mono_coarse_ns(), judged, decided, valid, to_stack;
-	struct flow_state st = { 0 }, after;
+	uint64_t now = mono_coarse_ns(), counted, decided, valid, to_stack;
+	struct flow_state st, after;
 	uint32_t verdict;
 	size_t in_len, out_len;
 	struct flow_key fk;
 	struct pkt_spec s;
 
-	if (!before_socket_segment(&s, r->seq_past, now, in, &in_len, &fk))
+	if (!before_socket_segment(&s, TH_ACK | TH_PSH, r->seq_past, now, in, &in_len, &fk, &st,
+				   r->other_cpu ? cpu + 1 : cpu))
 		return true;
-	st.flags = BEFORE_SOCKET_LIVE | r->flags;
-	st.host_isn = st.wire_isn = s.ack - 1;
-	st.host_snd_nxt = s.ack;
-	st.host_ack = CLIENT_ISN + 1;
-	st.open_cpu = (__u16)(r->other_cpu ? cpu + 1 : cpu);
-	st.created_ns = st.last_seen_ns = now;
-	if (!dp_flows_clear() || !dp_flow_put(&fk, &st))
+	st.flags |= r->flags;
+	if (!ASSERT_TRUE(dp_flow_put(&fk, &st), "the row's flags"))
 		return true;
-	judged = dp_stat(STAT_COOKIE_ACK_BEFORE_SOCKET);
-	decided = dp_stat(r->stat);
+	counted = dp_stat(STAT_COOKIE_ACK_BEFORE_SOCKET);
+	decided = judged ? dp_stat(r->stat) : 0;
 	valid = dp_stat(STAT_COOKIE_ACK_VALID);
 	to_stack = dp_stat(STAT_COOKIE_INVALID_TO_STACK);
 	if (!dp_run(prog, in, in_len, out, &out_len, &verdict))
 		return true;
 	if (!last && mono_coarse_ns() >> COOKIE_SLOT_SHIFT != now >> COOKIE_SLOT_SHIFT)
 		return false;
-	ASSERT_EQ(verdict, r->verdict, "verdict");
+	ASSERT_EQ(verdict, tc ? r->verdict : XDP_PASS_VERDICT, "verdict");
 	ASSERT_EQ(out_len, in_len, "length");
 	ASSERT_MEMEQ(out, in, in_len, "the segment itself is never changed");
-	ASSERT_EQ(dp_stat(STAT_COOKIE_ACK_BEFORE_SOCKET), judged + (r->judged ? 1 : 0),
+	ASSERT_EQ(dp_stat(STAT_COOKIE_ACK_BEFORE_SOCKET), counted + (judged ? 1 : 0),
 		  "cookie_ack_before_socket");
-	/* Not judged: no cookie counter moves (r->stat is cookie_ack_valid). */
-	ASSERT_EQ(dp_stat(r->stat), decided + (r->judged ? 1 : 0), "the decision");
-	ASSERT_EQ(dp_stat(STAT_COOKIE_ACK_VALID), valid + (r->judged && !r->seq_past ? 1 : 0),
+	if (judged)
+		ASSERT_EQ(dp_stat(r->stat), decided + 1, "the decision");
+	ASSERT_EQ(dp_stat(STAT_COOKIE_ACK_VALID), valid + (judged && !r->seq_past ? 1 : 0),
 		  "cookie_ack_valid");
 	ASSERT_EQ(dp_stat(STAT_COOKIE_INVALID_TO_STACK), to_stack,
 		  "nothing passed for the listener's RST");
-	ASSERT_TRUE(dp_flow_get(&fk, &after), "the entry stays");
+	/* A test run's valid ACK gets no request socket, so no new entry either. */
+	if (ASSERT_TRUE(dp_flow_get(&fk, &after), "the entry")) {
+		ASSERT_EQ(after.flags & ~FLOW_F_TIMER, st.flags, "its flags");
+		ASSERT_EQ(after.open_cpu, st.open_cpu, "its open_cpu");
+	}
 	return true;
 }
 
-TEST(test_synproxy_local_connection_segment_before_its_socket)
+TEST(test_synproxy_local_ack_on_another_cpu_before_the_host_sent_is_judged)
+{
+	static const enum dp_prog progs[] = { DP_TC_INGRESS, DP_TC_COOKIE, DP_XDP_INGRESS };
+	struct synproxy_config cfg = sp_local;
+	unsigned int cpu;
+	cpu_set_t saved;
+
+	cfg.invalid_ack_rate = 10;	/* what a closed entry's would pass: this one's none */
+	if (!pin_here(&cpu, &saved))
+		return;
+	if (setup(&cfg, SP_PORT)) {
+		for (size_t p = 0; p < sizeof(progs) / sizeof(progs[0]); p++) {
+			for (size_t i = 0; i < sizeof(before_socket_rows) /
+					       sizeof(before_socket_rows[0]); i++) {
+				const struct before_socket_row *r = &before_socket_rows[i];
+
+				test_case_begin("%s_%s", dp_prog_name(progs[p]), r->name);
+				if (!check_before_socket_try(r, progs[p], cpu, false))
+					check_before_socket_try(r, progs[p], cpu, true);
+			}
+		}
+	}
+	sched_setaffinity(0, sizeof(saved), &saved);
+	dp_flows_clear();
+}
+
+/*
+ * The host's first segment on a local-path connection (tc egress) says its
+ * socket is there (host_socket): from then on an ACK on another CPU passes.
+ */
+TEST(test_synproxy_local_host_segment_ends_the_judging)
+{
+	static const enum dp_prog progs[] = { DP_TC_INGRESS, DP_TC_COOKIE };
+	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN], seg[PKT_MAX_LEN];
+	size_t in_len, out_len, seg_len;
+	struct flow_state st, after;
+	struct pkt_spec s, host;
+	unsigned int cpu;
+	struct flow_key fk;
+	cpu_set_t saved;
+	uint32_t verdict;
+
+	if (!pin_here(&cpu, &saved))
+		return;
+	if (!setup(&sp_local, SP_PORT) ||
+	    !before_socket_segment(&s, TH_ACK | TH_PSH, 0, mono_coarse_ns(), in, &in_len, &fk, &st,
+				   cpu + 1))
+		goto out;
+	pkt_tcp_segment(&host, HOST4, CLIENT4, SP_PORT, CLIENT_PORT, TH_ACK, st.wire_isn + 1,
+			CLIENT_ISN + 1 + (uint32_t)s.payload_len);
+	host.window = 500;
+	seg_len = pkt_build(&host, seg, sizeof(seg));
+	if (!dp_run(DP_TC_EGRESS, seg, seg_len, out, &out_len, &verdict))
+		goto out;
+	ASSERT_EQ(verdict, TC_ACT_UNSPEC_VERDICT, "egress verdict");
+	ASSERT_EQ(out_len, seg_len, "length");
+	ASSERT_MEMEQ(out, seg, seg_len, "delta 0: the host's segment untouched");
+	ASSERT_TRUE(dp_flow_get(&fk, &after) && (after.flags & FLOW_F_HOST_SOCKET),
+		    "host_socket set");
+	for (size_t p = 0; p < 2; p++) {
+		uint64_t counted = dp_stat(STAT_COOKIE_ACK_BEFORE_SOCKET);
+		uint64_t valid = dp_stat(STAT_COOKIE_ACK_VALID);
+
+		test_case_begin("%s", dp_prog_name(progs[p]));
+		if (!dp_run(progs[p], in, in_len, out, &out_len, &verdict))
+			goto out;
+		ASSERT_EQ(verdict, TC_ACT_UNSPEC_VERDICT, "passed");
+		ASSERT_MEMEQ(out, in, in_len, "untouched");
+		ASSERT_EQ(dp_stat(STAT_COOKIE_ACK_BEFORE_SOCKET), counted, "not judged");
+		ASSERT_EQ(dp_stat(STAT_COOKIE_ACK_VALID), valid, "no cookie checked");
+	}
+out:
+	sched_setaffinity(0, sizeof(saved), &saved);
+	dp_flows_clear();
+}
+
+/*
+ * An ACK on another CPU, before the host has sent, where the stack has the
+ * connection's socket by then: judged, it finds the socket and passes to it
+ * (cookie_ack_socket_exists), its cookie never checked.
+ */
+TEST(test_synproxy_local_ack_before_the_host_sent_finds_the_socket)
 {
 	static const enum dp_prog progs[] = { DP_TC_INGRESS, DP_TC_COOKIE };
 	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN];
-	struct synproxy_config cfg = sp_local;
-	cpu_set_t pinned, saved;
-	uint64_t now = mono_coarse_ns();
+	int client = -1, server = -1;
 	struct flow_state st = { 0 };
-	int cpu = sched_getcpu(), client = -1, server = -1;
 	uint16_t client_port;
 	size_t in_len, out_len;
+	unsigned int cpu;
 	struct flow_key fk;
 	struct pkt_spec s;
+	cpu_set_t saved;
 	uint32_t verdict;
 
-	cfg.invalid_ack_rate = 10;	/* what a closed entry's would pass: this one's none */
-	if (!ASSERT_TRUE(cpu >= 0 && !sched_getaffinity(0, sizeof(saved), &saved), "this CPU"))
+	if (!pin_here(&cpu, &saved))
 		return;
-	CPU_ZERO(&pinned);
-	CPU_SET(cpu, &pinned);
-	if (!ASSERT_OK(sched_setaffinity(0, sizeof(pinned), &pinned), "pinned to it") ||
-	    !setup(&cfg, SP_PORT))
+	if (!setup(&sp_local, SP_PORT))
 		goto out;
-	for (size_t p = 0; p < 2; p++) {
-		for (size_t i = 0; i < sizeof(before_socket_rows) / sizeof(before_socket_rows[0]);
-		     i++) {
-			test_case_begin("%s_%s", dp_prog_name(progs[p]), before_socket_rows[i].name);
-			if (!check_before_socket_try(&before_socket_rows[i], progs[p],
-						     (unsigned int)cpu, false))
-				check_before_socket_try(&before_socket_rows[i], progs[p],
-							(unsigned int)cpu, true);
-		}
-	}
-
-	/* tc egress: the host's first segment on the connection says its socket is there. */
-	test_case_begin("tc_egress_host_segment_sets_host_socket");
-	if (!before_socket_segment(&s, 0, now, in, &in_len, &fk))
-		goto out;
-	st.flags = BEFORE_SOCKET_LIVE;
-	st.host_isn = st.wire_isn = s.ack - 1;
-	st.host_ack = CLIENT_ISN + 1;
-	st.open_cpu = (__u16)(cpu + 1);
-	st.created_ns = st.last_seen_ns = now;
-	pkt_tcp_segment(&s, HOST4, CLIENT4, SP_PORT, CLIENT_PORT, TH_ACK, st.wire_isn + 1,
-			CLIENT_ISN + 12);
-	s.window = 500;
-	if (!dp_flows_clear() || !dp_flow_put(&fk, &st))
-		goto out;
-	{
-		uint8_t seg[PKT_MAX_LEN];
-		size_t seg_len = pkt_build(&s, seg, sizeof(seg));
-
-		if (!dp_run(DP_TC_EGRESS, seg, seg_len, out, &out_len, &verdict))
-			goto out;
-		ASSERT_EQ(verdict, TC_ACT_UNSPEC_VERDICT, "egress verdict");
-		ASSERT_MEMEQ(out, seg, seg_len, "delta 0: the host's segment untouched");
-	}
-	ASSERT_TRUE(dp_flow_get(&fk, &st) && (st.flags & FLOW_F_HOST_SOCKET), "host_socket set");
-	for (size_t p = 0; p < 2; p++) {
-		uint64_t judged = dp_stat(STAT_COOKIE_ACK_BEFORE_SOCKET);
-
-		if (!dp_run(progs[p], in, in_len, out, &out_len, &verdict))
-			goto out;
-		ASSERT_EQ(verdict, TC_ACT_UNSPEC_VERDICT, dp_prog_name(progs[p]));
-		ASSERT_EQ(dp_stat(STAT_COOKIE_ACK_BEFORE_SOCKET), judged,
-			  "then passed on another CPU");
-	}
-
-	/* Another CPU, before the host sent, but the stack has the socket: passed to it. */
-	test_case_begin("other_cpu_socket_exists_passes");
 	if (!connect_loopback(listeners[0], SP_PORT, &client, &client_port)) {
 		FAIL("connect to port %u: %s", SP_PORT, strerror(errno));
 		goto out;
 	}
 	server = accept(listeners[0], NULL, NULL);
+	if (!ASSERT_TRUE(server >= 0, "accepted"))
+		goto out;
 	pkt_tcp_segment(&s, "127.0.0.1", "127.0.0.1", client_port, SP_PORT, TH_ACK,
 			CLIENT_ISN + 1, 0x10000001u);
 	memcpy(s.eth_dst, "\x02\x00\x00\x00\x00\x01", 6);	/* the device's: DP_DEV_MAC */
@@ -1683,25 +1740,90 @@ TEST(test_synproxy_local_connection_segment_before_its_socket)
 	in_len = pkt_build(&s, in, sizeof(in));
 	host_flow(&s, &fk);
 	st.flags = BEFORE_SOCKET_LIVE;
-	if (!dp_flows_clear() || !dp_flow_put(&fk, &st))
+	st.host_isn = st.wire_isn = 0x10000000u;
+	st.open_cpu = (__u16)(cpu + 1);
+	st.created_ns = st.last_seen_ns = mono_coarse_ns();
+	if (!ASSERT_TRUE(dp_flows_clear() && dp_flow_put(&fk, &st), "the entry"))
 		goto out;
 	for (size_t p = 0; p < 2; p++) {
-		uint64_t judged = dp_stat(STAT_COOKIE_ACK_BEFORE_SOCKET);
+		uint64_t counted = dp_stat(STAT_COOKIE_ACK_BEFORE_SOCKET);
 		uint64_t exists = dp_stat(STAT_COOKIE_ACK_SOCKET);
+		uint64_t valid = dp_stat(STAT_COOKIE_ACK_VALID);
 
+		test_case_begin("%s", dp_prog_name(progs[p]));
 		if (!dp_run(progs[p], in, in_len, out, &out_len, &verdict))
 			goto out;
-		ASSERT_EQ(verdict, TC_ACT_UNSPEC_VERDICT, dp_prog_name(progs[p]));
+		ASSERT_EQ(verdict, TC_ACT_UNSPEC_VERDICT, "passed");
 		ASSERT_MEMEQ(out, in, in_len, "untouched");
-		ASSERT_EQ(dp_stat(STAT_COOKIE_ACK_BEFORE_SOCKET), judged + 1,
+		ASSERT_EQ(dp_stat(STAT_COOKIE_ACK_BEFORE_SOCKET), counted + 1,
 			  "cookie_ack_before_socket");
 		ASSERT_EQ(dp_stat(STAT_COOKIE_ACK_SOCKET), exists + 1, "cookie_ack_socket_exists");
+		ASSERT_EQ(dp_stat(STAT_COOKIE_ACK_VALID), valid, "no cookie checked");
 	}
 out:
 	if (server >= 0)
 		close(server);
 	if (client >= 0)
 		close(client);
+	sched_setaffinity(0, sizeof(saved), &saved);
+	dp_flows_clear();
+}
+
+/*
+ * Segments the SYN proxy does not judge stay the connection's, on any CPU
+ * and before the host has sent: a client's RST at the seq the host
+ * acknowledged closes the entry (rst_remote, accepted), a FIN is noted,
+ * both passed untouched (delta 0), through XDP and tc ingress; tc beside
+ * XDP (isnguard_tc_cookie) leaves a RST alone.
+ */
+TEST(test_synproxy_local_rst_or_fin_on_another_cpu_noted)
+{
+	static const enum dp_prog progs[] = { DP_XDP_INGRESS, DP_TC_INGRESS, DP_TC_COOKIE };
+	static const struct {
+		const char *name;
+		uint8_t flags;
+		__u32 noted;
+	} segs[] = {
+		{ "rst", TH_RST, FLOW_F_RST_REMOTE | FLOW_F_RST_REMOTE_OK },
+		{ "fin_in_xdp", TH_ACK | TH_FIN, FLOW_F_FIN_REMOTE },
+	};
+	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN];
+	struct flow_state st, after;
+	size_t in_len, out_len;
+	unsigned int cpu;
+	struct flow_key fk;
+	struct pkt_spec s;
+	cpu_set_t saved;
+	uint32_t verdict;
+
+	if (!pin_here(&cpu, &saved))
+		return;
+	if (!setup(&sp_local, SP_PORT))
+		goto out;
+	for (size_t i = 0; i < 2; i++) {
+		for (size_t p = 0; p < 3; p++) {
+			bool xdp = progs[p] == DP_XDP_INGRESS, noted = progs[p] != DP_TC_COOKIE;
+			uint64_t counted = dp_stat(STAT_COOKIE_ACK_BEFORE_SOCKET);
+
+			/* At tc a FIN is an ACK the SYN proxy judges: the rows above. */
+			if (segs[i].flags != TH_RST && !xdp)
+				continue;
+			test_case_begin("%s_%s", dp_prog_name(progs[p]), segs[i].name);
+			if (!before_socket_segment(&s, segs[i].flags, 0, mono_coarse_ns(), in,
+						   &in_len, &fk, &st, cpu + 1) ||
+			    !dp_run(progs[p], in, in_len, out, &out_len, &verdict))
+				goto out;
+			ASSERT_EQ(verdict, xdp ? XDP_PASS_VERDICT : TC_ACT_UNSPEC_VERDICT,
+				  "passed");
+			ASSERT_EQ(out_len, in_len, "length");
+			ASSERT_MEMEQ(out, in, in_len, "untouched");
+			ASSERT_EQ(dp_stat(STAT_COOKIE_ACK_BEFORE_SOCKET), counted, "not judged");
+			if (ASSERT_TRUE(dp_flow_get(&fk, &after), "the entry"))
+				ASSERT_EQ(after.flags & segs[i].noted, noted ? segs[i].noted : 0,
+					  "noted");
+		}
+	}
+out:
 	sched_setaffinity(0, sizeof(saved), &saved);
 	dp_flows_clear();
 }

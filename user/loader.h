@@ -53,7 +53,11 @@ int loader_detach(const char *ifname, bool keep_state, bool json);
 int loader_query(int ifindex, struct attachment *att);
 /* "xdp-native", "xdp-skb" or "tc". */
 const char *link_ingress_name(uint32_t ingress);
-/* Where SYN cookies are answered on a link: "xdp", or "tc" (LINK_F_SYN_TC). */
+/*
+ * Where SYN cookies are answered on a link: "tc" (LINK_F_SYN_TC), "xdp"
+ * where cookie_prog (the link has the SYN proxy's companion program, or is
+ * in another namespace), else "none".
+ */
 const char *link_syn_hook(const struct link_info *info, bool cookie_prog);
 /* Inode of this process's network namespace. */
 uint64_t netns_inode(void);

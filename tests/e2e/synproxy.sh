@@ -412,7 +412,7 @@ print(good)"
 # RST (the rare read errors of bench-conn.sh's host row with the tc hook).
 # It is judged as a cookie ACK itself now. Here A's firewall drops each bare
 # ACK after tc ingress, so every first request comes before its socket, on
-# the other CPU: tcp_craft.py sends the ACK from CPU 0, the data from CPU 1.
+# the other CPU: tcp_craft.py sends the ACK from one CPU, the data from another.
 # Every request must make its connection and reach the application.
 test_synproxy_first_request_on_another_cpu_before_the_acks_socket_tc_syn_hook() {
 	local conns=${SP_CPU_CONNS:-20} sport=42000 opens acked resets got before

@@ -21,8 +21,9 @@ each completes with a bare ACK followed at once by 11 bytes of data (so both
 can reach the host in one receive batch), and waits 0.5 s for the data's ACK.
 Prints: data_acked COUNT (and not_acked PORT for each miss).
 ack-and-data-on-two-cpus: like ack-then-data, but the bare ACK is sent from
-CPU 0 and the data from CPU 1 (the sender's CPU is where a veth without XDP
-queues what it receives), and it waits 1 s for the data's ACK or a RST.
+one CPU and the data from another (the first two this process may use: the
+sender's CPU is where a veth without XDP queues what it receives), and it
+waits 1 s for the data's ACK or a RST.
 Prints: data_acked COUNT / reset COUNT (and not_acked PORT for each miss).
 With --retransmit N it sends the same segment again, up to N times, every
 0.5 s until the data is acknowledged, as a client's RTO would (a SYN proxy
@@ -175,14 +176,18 @@ def ack_then_data(a):
 
 
 def ack_and_data_on_two_cpus(a):
-    """--count handshakes, each ACK sent from CPU 0 and its first data from CPU 1."""
+    """--count handshakes, each ACK sent from one CPU and its first data from another."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        print("needs two CPUs, has", cpus)
+        return 1
     sock, send = raw_sender(a)
     payload = b"first-data\n"
     acked = reset = 0
     for i in range(a.count):
         a.sport = a.sport_base + i
         isn = 0x40000000 + i * 0x1000
-        os.sched_setaffinity(0, {0})
+        os.sched_setaffinity(0, {cpus[0]})
         send(isn, 0, SYN, opts=b"\x02\x04\x05\xb4")
         got = receive(sock, a.dst, a.dport, a.sport, lambda f: f & (SYN | ACK) == SYN | ACK, 3)
         if not got:
@@ -190,7 +195,7 @@ def ack_and_data_on_two_cpus(a):
             continue
         ack = (got[0] + 1) & 0xFFFFFFFF
         send(isn + 1, ack, ACK)
-        os.sched_setaffinity(0, {1})
+        os.sched_setaffinity(0, {cpus[1]})
         send(isn + 1, ack, PSH | ACK, payload)
         got = receive(sock, a.dst, a.dport, a.sport,
                       lambda f: f & RST or (f & ACK and not f & SYN), 1)
