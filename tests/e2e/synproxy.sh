@@ -352,6 +352,24 @@ c, _ = s.accept(); c.settimeout(5); print(c.recv(100).decode(), end='')"
 	sp_assert_handshakes 1
 }
 
+# A's server for tcp_craft.py's first-data modes: accepts $1 connections and
+# prints how many of them first read "first-data\n" (within 1 s each).
+sp_first_data_server() { # CONNS
+	bg_start server "$NS_A" python3 -c "
+import socket
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('$A4', $SP_PORT)); s.listen(64); s.settimeout(20)
+good = 0
+for i in range($1):
+    c, _ = s.accept(); c.settimeout(1)
+    try:
+        good += c.recv(100) == b'first-data\\n'
+    except socket.timeout:
+        pass
+print(good)"
+	wait_listen "$NS_A" "$SP_PORT"
+}
+
 # A client's cookie ACK and its first data come in the same receive batch:
 # tc sees both before the stack has made the connection of the first (the
 # stack takes a batch's segments through its hooks first, then through TCP).
@@ -373,19 +391,7 @@ test_synproxy_ack_and_first_data_in_one_batch_make_one_connection() {
 			fail "pin $IF_A's NAPI thread $pid to CPU 1 at idle priority"
 	done
 	craft_quiet_stack "$NS_B" "$sport-$((sport + conns - 1))"
-	bg_start server "$NS_A" python3 -c "
-import socket
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(('$A4', $SP_PORT)); s.listen(64); s.settimeout(20)
-good = 0
-for i in range($conns):
-    c, _ = s.accept(); c.settimeout(1)
-    try:
-        good += c.recv(100) == b'first-data\\n'
-    except socket.timeout:
-        pass
-print(good)"
-	wait_listen "$NS_A" "$SP_PORT"
+	sp_first_data_server "$conns"
 	# Both ends' segments, kept with the work dir of a failed run.
 	capture_start "$NS_A" "$IF_A" "tcp port $SP_PORT" "$E2E_WORK/a.pcap"
 	in_ns "$NS_B" taskset -c 1 python3 "$E2E_DIR/tcp_craft.py" ack-then-data --src "$B4" \
@@ -428,19 +434,7 @@ test_synproxy_first_request_on_another_cpu_before_the_acks_socket_tc_syn_hook() 
 		}
 	}
 	EOF
-	bg_start server "$NS_A" python3 -c "
-import socket
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(('$A4', $SP_PORT)); s.listen(64); s.settimeout(20)
-good = 0
-for i in range($conns):
-    c, _ = s.accept(); c.settimeout(1)
-    try:
-        good += c.recv(100) == b'first-data\\n'
-    except socket.timeout:
-        pass
-print(good)"
-	wait_listen "$NS_A" "$SP_PORT"
+	sp_first_data_server "$conns"
 	before=$(nstat_get "$NS_A" TcpOutRsts)
 	capture_start "$NS_A" "$IF_A" "tcp port $SP_PORT" "$E2E_WORK/a.pcap"
 	in_ns "$NS_B" python3 "$E2E_DIR/tcp_craft.py" ack-and-data-on-two-cpus --src "$B4" \

@@ -149,20 +149,27 @@ def data_on_third_ack(a):
     return 0
 
 
+def syn_for_synack(a, sock, send, i, isn):
+    """The i-th handshake's SYN (from port sport + i, ISN isn): the ack for its SYN-ACK, or None."""
+    a.sport = a.sport_base + i
+    send(isn, 0, SYN, opts=b"\x02\x04\x05\xb4")
+    got = receive(sock, a.dst, a.dport, a.sport, lambda f: f & (SYN | ACK) == SYN | ACK, 3)
+    if not got:
+        print("synack none", a.sport)
+        return None
+    return (got[0] + 1) & 0xFFFFFFFF
+
+
 def ack_then_data(a):
     """--count handshakes from ports sport.., each ACK and first data sent back to back."""
     sock, send = raw_sender(a)
     payload = b"first-data\n"
     acked = 0
     for i in range(a.count):
-        a.sport = a.sport_base + i
         isn = 0x30000000 + i * 0x1000
-        send(isn, 0, SYN, opts=b"\x02\x04\x05\xb4")
-        got = receive(sock, a.dst, a.dport, a.sport, lambda f: f & (SYN | ACK) == SYN | ACK, 3)
-        if not got:
-            print("synack none", a.sport)
+        ack = syn_for_synack(a, sock, send, i, isn)
+        if ack is None:
             continue
-        ack = (got[0] + 1) & 0xFFFFFFFF
         send(isn + 1, ack, ACK)
         send(isn + 1, ack, PSH | ACK, payload)
         got = receive(sock, a.dst, a.dport, a.sport,
@@ -185,15 +192,11 @@ def ack_and_data_on_two_cpus(a):
     payload = b"first-data\n"
     acked = reset = 0
     for i in range(a.count):
-        a.sport = a.sport_base + i
         isn = 0x40000000 + i * 0x1000
         os.sched_setaffinity(0, {cpus[0]})
-        send(isn, 0, SYN, opts=b"\x02\x04\x05\xb4")
-        got = receive(sock, a.dst, a.dport, a.sport, lambda f: f & (SYN | ACK) == SYN | ACK, 3)
-        if not got:
-            print("synack none", a.sport)
+        ack = syn_for_synack(a, sock, send, i, isn)
+        if ack is None:
             continue
-        ack = (got[0] + 1) & 0xFFFFFFFF
         send(isn + 1, ack, ACK)
         os.sched_setaffinity(0, {cpus[1]})
         send(isn + 1, ack, PSH | ACK, payload)
