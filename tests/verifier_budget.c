@@ -450,7 +450,7 @@ int main(int argc, char **argv)
 		for (int i = 0; i < n; i++) {
 			struct prog_cost c = { 0 };
 			const char *verdict;
-			char stack[64];
+			char stack[sizeof(c.frames) + 16];
 			int err = measure(argv[a], names[i], vars[i], &c);
 
 			if (err) {
