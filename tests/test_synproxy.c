@@ -129,6 +129,27 @@ static bool connect_loopback(int listener, uint16_t port, int *fd, uint16_t *loc
 	return true;
 }
 
+/* A connection over 127.0.0.1 to SP_PORT's listener, accepted; false, having failed, if not. */
+static bool loopback_connection(int *client, int *server, uint16_t *client_port)
+{
+	*server = -1;
+	if (!connect_loopback(listeners[0], SP_PORT, client, client_port)) {
+		FAIL("connect to port %u: %s", SP_PORT, strerror(errno));
+		return false;
+	}
+	*server = accept(listeners[0], NULL, NULL);
+	return ASSERT_TRUE(*server >= 0, "accepted");
+}
+
+/* A segment from that connection's client, in a frame to the device's MAC (DP_DEV_MAC). */
+static void loopback_client_segment(struct pkt_spec *s, uint16_t client_port, uint8_t flags,
+				    uint32_t seq, uint32_t ack)
+{
+	pkt_tcp_segment(s, "127.0.0.1", "127.0.0.1", client_port, SP_PORT, flags, seq, ack);
+	memcpy(s->eth_dst, "\x02\x00\x00\x00\x00\x01", 6);
+	s->window = 1024;
+}
+
 static bool setup(const struct synproxy_config *cfg, uint16_t port)
 {
 	struct isn_key key;
@@ -1555,6 +1576,23 @@ static void before_socket_end(const cpu_set_t *saved)
 }
 
 /*
+ * The table holding fk's local-path entry alone, as its cookie ACK (isn + 1)
+ * made it on CPU open_cpu: delta 0, established (synproxy_local_flow).
+ */
+static bool put_local_entry(const struct flow_key *fk, struct flow_state *st, uint32_t isn,
+			    unsigned int open_cpu, uint64_t now)
+{
+	memset(st, 0, sizeof(*st));
+	st->flags = BEFORE_SOCKET_LIVE;
+	st->host_isn = st->wire_isn = isn;
+	st->host_snd_nxt = isn + 1;
+	st->host_ack = CLIENT_ISN + 1;
+	st->open_cpu = (__u16)open_cpu;
+	st->created_ns = st->last_seen_ns = now;
+	return ASSERT_TRUE(dp_flows_clear(), "flows") && ASSERT_TRUE(dp_flow_put(fk, st), "the entry");
+}
+
+/*
  * A client segment (11 bytes of data with TH_PSH) carrying the reference cookie of now's slot in
  * its ack, and the local-path entry its cookie ACK made on CPU open_cpu (delta 0).
  */
@@ -1584,15 +1622,37 @@ static bool before_socket_segment(struct pkt_spec *s, uint8_t tcp_flags, uint32_
 		s->payload_len = sizeof(data) - 1;
 	}
 	*len = pkt_build(s, buf, PKT_MAX_LEN);
-	memset(st, 0, sizeof(*st));
-	st->flags = BEFORE_SOCKET_LIVE;
-	st->host_isn = st->wire_isn = cookie;
-	st->host_snd_nxt = cookie + 1;
-	st->host_ack = CLIENT_ISN + 1;
-	st->open_cpu = (__u16)open_cpu;
-	st->created_ns = st->last_seen_ns = now;
-	return ASSERT_TRUE(*len > 0, "segment built") && ASSERT_TRUE(dp_flows_clear(), "flows") &&
-	       ASSERT_TRUE(dp_flow_put(fk, st), "the entry");
+	return ASSERT_TRUE(*len > 0, "segment built") && put_local_entry(fk, st, cookie, open_cpu, now);
+}
+
+/*
+ * A client ACK through both tc programs, passed untouched, its cookie never
+ * checked; judged (cookie_ack_before_socket), it found the stack's socket
+ * (cookie_ack_socket_exists), else it was not looked at.
+ */
+static bool check_tc_passes(const uint8_t *in, size_t in_len, bool judged)
+{
+	static const enum dp_prog progs[] = { DP_TC_INGRESS, DP_TC_COOKIE };
+	uint8_t out[PKT_MAX_LEN];
+	size_t out_len;
+	uint32_t verdict;
+
+	for (size_t p = 0; p < sizeof(progs) / sizeof(progs[0]); p++) {
+		uint64_t counted = dp_stat(STAT_COOKIE_ACK_BEFORE_SOCKET);
+		uint64_t exists = dp_stat(STAT_COOKIE_ACK_SOCKET);
+		uint64_t valid = dp_stat(STAT_COOKIE_ACK_VALID);
+
+		test_case_begin("%s", dp_prog_name(progs[p]));
+		if (!dp_run(progs[p], in, in_len, out, &out_len, &verdict))
+			return false;
+		ASSERT_EQ(verdict, TC_ACT_UNSPEC_VERDICT, "passed");
+		ASSERT_MEMEQ(out, in, in_len, "untouched");
+		ASSERT_EQ(dp_stat(STAT_COOKIE_ACK_BEFORE_SOCKET), counted + judged,
+			  "cookie_ack_before_socket");
+		ASSERT_EQ(dp_stat(STAT_COOKIE_ACK_SOCKET), exists + judged, "cookie_ack_socket_exists");
+		ASSERT_EQ(dp_stat(STAT_COOKIE_ACK_VALID), valid, "no cookie checked");
+	}
+	return true;
 }
 
 /* One row through prog on CPU cpu; false when the cookie slot turned meanwhile. */
@@ -1670,7 +1730,6 @@ TEST(test_synproxy_local_ack_on_another_cpu_before_the_host_sent_is_judged)
  */
 TEST(test_synproxy_local_host_segment_ends_the_judging)
 {
-	static const enum dp_prog progs[] = { DP_TC_INGRESS, DP_TC_COOKIE };
 	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN], seg[PKT_MAX_LEN];
 	size_t in_len, out_len, seg_len;
 	struct flow_state st, after;
@@ -1695,18 +1754,7 @@ TEST(test_synproxy_local_host_segment_ends_the_judging)
 	ASSERT_MEMEQ(out, seg, seg_len, "delta 0: the host's segment untouched");
 	ASSERT_TRUE(dp_flow_get(&fk, &after) && (after.flags & FLOW_F_HOST_SOCKET),
 		    "host_socket set");
-	for (size_t p = 0; p < 2; p++) {
-		uint64_t counted = dp_stat(STAT_COOKIE_ACK_BEFORE_SOCKET);
-		uint64_t valid = dp_stat(STAT_COOKIE_ACK_VALID);
-
-		test_case_begin("%s", dp_prog_name(progs[p]));
-		if (!dp_run(progs[p], in, in_len, out, &out_len, &verdict))
-			goto out;
-		ASSERT_EQ(verdict, TC_ACT_UNSPEC_VERDICT, "passed");
-		ASSERT_MEMEQ(out, in, in_len, "untouched");
-		ASSERT_EQ(dp_stat(STAT_COOKIE_ACK_BEFORE_SOCKET), counted, "not judged");
-		ASSERT_EQ(dp_stat(STAT_COOKIE_ACK_VALID), valid, "no cookie checked");
-	}
+	check_tc_passes(in, in_len, false);
 out:
 	before_socket_end(&saved);
 }
@@ -1718,54 +1766,24 @@ out:
  */
 TEST(test_synproxy_local_ack_before_the_host_sent_finds_the_socket)
 {
-	static const enum dp_prog progs[] = { DP_TC_INGRESS, DP_TC_COOKIE };
-	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN];
+	uint8_t in[PKT_MAX_LEN];
 	int client = -1, server = -1;
-	struct flow_state st = { 0 };
+	struct flow_state st;
 	uint16_t client_port;
-	size_t in_len, out_len;
 	unsigned int cpu;
 	struct flow_key fk;
 	struct pkt_spec s;
 	cpu_set_t saved;
-	uint32_t verdict;
+	size_t in_len;
 
-	if (!before_socket_begin(&sp_local, &cpu, &saved))
+	if (!before_socket_begin(&sp_local, &cpu, &saved) ||
+	    !loopback_connection(&client, &server, &client_port))
 		goto out;
-	if (!connect_loopback(listeners[0], SP_PORT, &client, &client_port)) {
-		FAIL("connect to port %u: %s", SP_PORT, strerror(errno));
-		goto out;
-	}
-	server = accept(listeners[0], NULL, NULL);
-	if (!ASSERT_TRUE(server >= 0, "accepted"))
-		goto out;
-	pkt_tcp_segment(&s, "127.0.0.1", "127.0.0.1", client_port, SP_PORT, TH_ACK,
-			CLIENT_ISN + 1, 0x10000001u);
-	memcpy(s.eth_dst, "\x02\x00\x00\x00\x00\x01", 6);	/* the device's: DP_DEV_MAC */
-	s.window = 1024;
+	loopback_client_segment(&s, client_port, TH_ACK, CLIENT_ISN + 1, 0x10000001u);
 	in_len = pkt_build(&s, in, sizeof(in));
 	host_flow(&s, &fk);
-	st.flags = BEFORE_SOCKET_LIVE;
-	st.host_isn = st.wire_isn = 0x10000000u;
-	st.open_cpu = (__u16)(cpu + 1);
-	st.created_ns = st.last_seen_ns = mono_coarse_ns();
-	if (!ASSERT_TRUE(dp_flows_clear() && dp_flow_put(&fk, &st), "the entry"))
-		goto out;
-	for (size_t p = 0; p < 2; p++) {
-		uint64_t counted = dp_stat(STAT_COOKIE_ACK_BEFORE_SOCKET);
-		uint64_t exists = dp_stat(STAT_COOKIE_ACK_SOCKET);
-		uint64_t valid = dp_stat(STAT_COOKIE_ACK_VALID);
-
-		test_case_begin("%s", dp_prog_name(progs[p]));
-		if (!dp_run(progs[p], in, in_len, out, &out_len, &verdict))
-			goto out;
-		ASSERT_EQ(verdict, TC_ACT_UNSPEC_VERDICT, "passed");
-		ASSERT_MEMEQ(out, in, in_len, "untouched");
-		ASSERT_EQ(dp_stat(STAT_COOKIE_ACK_BEFORE_SOCKET), counted + 1,
-			  "cookie_ack_before_socket");
-		ASSERT_EQ(dp_stat(STAT_COOKIE_ACK_SOCKET), exists + 1, "cookie_ack_socket_exists");
-		ASSERT_EQ(dp_stat(STAT_COOKIE_ACK_VALID), valid, "no cookie checked");
-	}
+	if (put_local_entry(&fk, &st, 0x10000000u, cpu + 1, mono_coarse_ns()))
+		check_tc_passes(in, in_len, true);
 out:
 	if (server >= 0)
 		close(server);
@@ -1914,19 +1932,14 @@ TEST(test_synproxy_segments_of_an_existing_connection_pass_to_the_stack)
 
 	if (!setup(&sp_always, SP_PORT))
 		return;
-	if (!connect_loopback(listeners[0], SP_PORT, &client, &client_port)) {
-		FAIL("connect to port %u: %s", SP_PORT, strerror(errno));
-		return;
-	}
-	server = accept(listeners[0], NULL, NULL);
+	if (!loopback_connection(&client, &server, &client_port))
+		goto out;
 	for (size_t i = 0; i < sizeof(own_socket_rows) / sizeof(own_socket_rows[0]); i++) {
 		const struct own_socket_row *r = &own_socket_rows[i];
 
 		test_case_begin("%s", r->name);
-		pkt_tcp_segment(&s, "127.0.0.1", "127.0.0.1", client_port, SP_PORT, r->flags,
-				CLIENT_ISN, r->flags & TH_ACK ? 0x10000001u : 0);
-		memcpy(s.eth_dst, "\x02\x00\x00\x00\x00\x01", 6);	/* the device's: DP_DEV_MAC */
-		s.window = 1024;
+		loopback_client_segment(&s, client_port, r->flags, CLIENT_ISN,
+					r->flags & TH_ACK ? 0x10000001u : 0);
 		pkt_opt_mss(&s, 1460);
 		in_len = pkt_build(&s, in, sizeof(in));
 		before = dp_stat(r->stat);
@@ -1939,9 +1952,11 @@ TEST(test_synproxy_segments_of_an_existing_connection_pass_to_the_stack)
 		ASSERT_EQ(dp_stat(r->stat), before + 1, r->name);
 		ASSERT_EQ(dp_stat(STAT_COOKIE_SENT), sent, "cookie_sent");
 	}
+out:
 	if (server >= 0)
 		close(server);
-	close(client);
+	if (client >= 0)
+		close(client);
 }
 
 /* ---- what isnguard_xdp_cookie counts ------------------------------------ */
