@@ -370,6 +370,23 @@ print(good)"
 	wait_listen "$NS_A" "$SP_PORT"
 }
 
+# tcp_craft.py MODE from B, CONNS connections from port SPORT on, run under
+# PREFIX (taskset ...), against sp_first_data_server, which it waits for;
+# its output in $E2E_WORK/craft.out, A's segments in a.pcap of the work dir
+# (kept with a failed run's).
+sp_craft_first_data() { # MODE SPORT CONNS [PREFIX...]
+	local mode=$1 sport=$2 conns=$3
+	shift 3
+	capture_start "$NS_A" "$IF_A" "tcp port $SP_PORT" "$E2E_WORK/a.pcap"
+	in_ns "$NS_B" "$@" python3 "$E2E_DIR/tcp_craft.py" "$mode" --src "$B4" --dst "$A4" \
+		--sport "$sport" --dport "$SP_PORT" --count "$conns" >"$E2E_WORK/craft.out" 2>&1 ||
+		fail "tcp_craft.py: $(tail -n 3 "$E2E_WORK/craft.out")"
+	bg_wait server
+	capture_stop
+	isng_log_counters
+	sed 's/^/# craft: /' "$E2E_WORK/craft.out"
+}
+
 # A client's cookie ACK and its first data come in the same receive batch:
 # tc sees both before the stack has made the connection of the first (the
 # stack takes a batch's segments through its hooks first, then through TCP).
@@ -392,15 +409,7 @@ test_synproxy_ack_and_first_data_in_one_batch_make_one_connection() {
 	done
 	craft_quiet_stack "$NS_B" "$sport-$((sport + conns - 1))"
 	sp_first_data_server "$conns"
-	# Both ends' segments, kept with the work dir of a failed run.
-	capture_start "$NS_A" "$IF_A" "tcp port $SP_PORT" "$E2E_WORK/a.pcap"
-	in_ns "$NS_B" taskset -c 1 python3 "$E2E_DIR/tcp_craft.py" ack-then-data --src "$B4" \
-		--dst "$A4" --sport "$sport" --dport "$SP_PORT" --count "$conns" \
-		>"$E2E_WORK/craft.out" 2>&1 || fail "tcp_craft.py: $(tail -n 3 "$E2E_WORK/craft.out")"
-	bg_wait server
-	capture_stop
-	isng_log_counters
-	sed 's/^/# craft: /' "$E2E_WORK/craft.out"
+	sp_craft_first_data ack-then-data "$sport" "$conns" taskset -c 1
 	opens=$(nstat_get "$NS_A" TcpPassiveOpens)
 	acked=$(awk '$1 == "data_acked" {print $2}' "$E2E_WORK/craft.out")
 	got=$(cat "$E2E_WORK/server.out")
@@ -436,14 +445,7 @@ test_synproxy_first_request_on_another_cpu_before_the_acks_socket_tc_syn_hook() 
 	EOF
 	sp_first_data_server "$conns"
 	before=$(nstat_get "$NS_A" TcpOutRsts)
-	capture_start "$NS_A" "$IF_A" "tcp port $SP_PORT" "$E2E_WORK/a.pcap"
-	in_ns "$NS_B" python3 "$E2E_DIR/tcp_craft.py" ack-and-data-on-two-cpus --src "$B4" \
-		--dst "$A4" --sport "$sport" --dport "$SP_PORT" --count "$conns" \
-		>"$E2E_WORK/craft.out" 2>&1 || fail "tcp_craft.py: $(tail -n 3 "$E2E_WORK/craft.out")"
-	bg_wait server
-	capture_stop
-	isng_log_counters
-	sed 's/^/# craft: /' "$E2E_WORK/craft.out"
+	sp_craft_first_data ack-and-data-on-two-cpus "$sport" "$conns"
 	in_ns "$NS_A" nft list table inet isng_e2e_bare_ack | grep -q "packets $conns " ||
 		fail "A's firewall did not drop the $conns bare ACKs: $(in_ns "$NS_A" nft list \
 			table inet isng_e2e_bare_ack | grep counter)"
