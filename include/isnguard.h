@@ -205,14 +205,28 @@ static inline enum flow_phase flow_phase_of(__u32 flags)
  * seq_delta = wire ISN - host ISN: egress adds it to seq, ingress subtracts it
  * from ack and SACK edges. Times are CLOCK_MONOTONIC ns (the precise clock
  * when a SYN sets them, the coarse one after).
+ *
+ * Laid out by who writes what. The first FLOW_STATE_READ_BYTES are what
+ * every segment reads, written a few times a connection at most (flags set
+ * once each, the handshake's fields); the rest is what the host's segments
+ * keep writing (host_ack whenever the host's ack moves, last_seen_ns, the
+ * sweeper's sweep_id), padded so that an element of the kernel's
+ * preallocated hashes is whole cache lines: its header (struct htab_elem,
+ * 48 bytes on 6.1 and 6.18), the 40-byte key and this 104-byte value make
+ * 192 bytes, three lines, and the written fields start the last one. A
+ * connection's segments each way are often handled on two CPUs (the
+ * receiving one's softirq, the sending application's); with a 64-byte value
+ * (152-byte elements) host_ack shared a line with the key and flags, and
+ * every segment moved that line between them. test_abi checks the element
+ * on the running kernel.
  */
 struct flow_state {
+	/* Read on every segment: */
 	__u32 seq_delta;
 	__u32 host_isn;		/* the host's own ISN, to tell a retransmitted SYN from a new one */
 	__u32 wire_isn;		/* the keyed ISN that went on the wire */
 	__u32 flags;		/* enum flow_flag */
 	__u32 hash;		/* enum isn_hash the ISN was made with */
-	__u32 host_ack;		/* the host's latest ack (peer's space): a valid peer RST's seq */
 	/*
 	 * The host's SND.NXT (host space) while the handshake lasts: past a
 	 * SYN's data (TCP Fast Open), for the RST checks of RFC 9293 3.10.7.
@@ -234,11 +248,17 @@ struct flow_state {
 	__u8 peer_wscale_host;
 	/* The CPU whose tc ingress made a local-path entry (FLOW_F_COOKIE_LOCAL). */
 	__u16 open_cpu;
+	/* Written as the connection goes (FLOW_STATE_READ_BYTES on): */
+	__u32 host_ack;		/* the host's latest ack (peer's space): a valid peer RST's seq */
 	/* The sweeper's slot that stands for this entry (struct sweep_slot; 0: none). */
 	__u32 sweep_id;
 	__u64 created_ns;
 	__u64 last_seen_ns;	/* the sweeper removes the entry once idle past its phase's timeout */
+	__u8 pad[40];		/* zero: the element's last cache line (see above) */
 };
+
+/* Where struct flow_state's written part (host_ack on) begins. */
+#define FLOW_STATE_READ_BYTES 40
 
 /*
  * The sweeper (bpf/sweeper.h): one timer for all flows, and queues of slots

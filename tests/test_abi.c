@@ -146,10 +146,10 @@ TEST(test_abi_synproxy_records_match_btf)
 TEST(test_abi_flow_state_matches_btf)
 {
 	static const struct abi_member members[] =
-		MEMBERS(flow_state, seq_delta, host_isn, wire_isn, flags, hash, host_ack,
-			host_snd_nxt, ts_delta, peer_tsval, peer_window, wscale_host, wscale_wire,
-			peer_wscale_wire, peer_wscale_host, open_cpu, sweep_id, created_ns,
-			last_seen_ns);
+		MEMBERS(flow_state, seq_delta, host_isn, wire_isn, flags, hash, host_snd_nxt,
+			ts_delta, peer_tsval, peer_window, wscale_host, wscale_wire,
+			peer_wscale_wire, peer_wscale_host, open_cpu, host_ack, sweep_id,
+			created_ns, last_seen_ns, pad);
 
 	CHECK_STRUCT(DATAPATH_OBJ, flow_state, members);
 }
@@ -229,7 +229,12 @@ TEST(test_abi_structs_have_no_implicit_padding)
 	ASSERT_EQ(sizeof(struct isn_config), 8 * 4 + 8 + 2 * 4, "isn_config size");
 	ASSERT_EQ(sizeof(struct synproxy_config), 7 * 4, "synproxy_config size");
 	ASSERT_EQ(sizeof(struct syn_rate), 2 * 8 + 2 * 4, "syn_rate size");
-	ASSERT_EQ(sizeof(struct flow_state), 9 * 4 + 2 + 4 + 2 + 4 + 2 * 8, "flow_state size");
+	/* The read part, then the written part and its cache line's padding (include/isnguard.h). */
+	ASSERT_EQ(offsetof(struct flow_state, host_ack), FLOW_STATE_READ_BYTES, "flow_state read part");
+	ASSERT_EQ(FLOW_STATE_READ_BYTES, 8 * 4 + 2 + 4 + 2, "flow_state read part size");
+	ASSERT_EQ(sizeof(struct flow_state), FLOW_STATE_READ_BYTES + 64, "flow_state size");
+	ASSERT_EQ(sizeof(struct flow_state), FLOW_STATE_READ_BYTES + 2 * 4 + 2 * 8 + 40,
+		  "flow_state written part size");
 	ASSERT_EQ(sizeof(struct flow_sweeper), 16 + 2 * 4 + 4 * 4 + 8 * 8 + 8 + 4 * 4,
 		  "flow_sweeper size");
 	ASSERT_EQ(sizeof(struct sweep_slot), sizeof(struct flow_key) + 2 * 4, "sweep_slot size");

@@ -9,14 +9,20 @@
  * program.
  */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 
 #include "dp_fixture.h"
 #include "harness.h"
 #include "pkt.h"
 #include "ref/isn_ref.h"
+
+#include "flow_lines.h"
+#include "flow_lines.skel.h"
 
 #define HOST4 "10.0.0.1"
 #define PEER4 "10.0.0.2"
@@ -1681,6 +1687,68 @@ TEST(test_acknowledged_handshake_moves_to_the_flow_table)
 		  FLOW_F_PASSIVE_OPEN | FLOW_F_HOST_ACKED | FLOW_F_ESTABLISHED, "flags");
 	ASSERT_EQ(dp_stat(STAT_FLOW_PROMOTED), promoted + 1, "flow_promoted");
 	expect_frame(DP_TC_INGRESS, &ack, &want, "the next ACK, from isn_flows");
+}
+
+/*
+ * Where the kernel put the entries the datapath made: in both tables, the
+ * written part of struct flow_state (host_ack on) starts a cache line, so
+ * the host's segments writing it do not take the line of the key and the
+ * fields the peer's segments read, on another CPU, each time
+ * (include/isnguard.h). The element's size is the kernel's header plus key
+ * plus value; a kernel with another header would fail here, not silently.
+ */
+TEST(test_flow_entries_keep_the_written_fields_on_a_cache_line_of_their_own)
+{
+	struct flow_lines *skel = NULL;
+	unsigned char frame[64] = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = sizeof(frame),
+		    .repeat = 1);
+	unsigned int opening = 0, flows = 0;
+	struct pkt_spec ack;
+	uint32_t wire;
+	char label[96];
+
+	if (!dp_setup() || !dp_flows_clear())
+		return;
+	/* Six handshakes, IPv4 and IPv6; four acknowledged (moved to isn_flows, lingering). */
+	for (int i = 0; i < 6; i++) {
+		int family = i % 2 ? 6 : 4;
+		uint16_t rport = fresh_port();
+
+		if (!send_synack(family, 443, rport, 1000 * i, 2000 * i, &wire))
+			return;
+		if (i < 4) {
+			peer_segment(&ack, family, 443, rport, TH_ACK, 2000 * i + 1, wire + 1);
+			if (!send_segment(DP_XDP_INGRESS, &ack))
+				return;
+		}
+	}
+	skel = flow_lines__open();
+	if (!skel || !dp_share_maps(skel->obj) || flow_lines__load(skel)) {
+		FAIL("load flow_lines.bpf.o: %s", strerror(errno));
+		goto out;
+	}
+	if (!ASSERT_EQ(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.flow_lines), &opts), 0,
+		       "run flow_lines") ||
+	    !ASSERT_EQ(skel->bss->lines.count, 6 + 4, "entries walked: 6 handshakes, 4 moved"))
+		goto out;
+	for (unsigned int i = 0; i < skel->bss->lines.count; i++) {
+		const struct entry_at *at = &skel->bss->lines.at[i];
+		uint64_t written = at->value + offsetof(struct flow_state, host_ack);
+
+		snprintf(label, sizeof(label), "entry %u (%s)", i,
+			 at->opening ? "isn_opening" : "isn_flows");
+		*(at->opening ? &opening : &flows) += 1;
+		ASSERT_EQ(at->value - at->key, sizeof(struct flow_key), label);
+		ASSERT_EQ(written % 64, 0, label);
+		/* The value ends where that line does: the next element starts a line. */
+		ASSERT_EQ((at->value + sizeof(struct flow_state)) % 64, 0, label);
+	}
+	ASSERT_EQ(opening, 6, "isn_opening entries");
+	ASSERT_EQ(flows, 4, "isn_flows entries");
+out:
+	flow_lines__destroy(skel);
+	dp_flows_clear();
 }
 
 /*
