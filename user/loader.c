@@ -328,9 +328,10 @@ static int record_link(struct isnguard *skel, const struct attach_request *req, 
  * sweeper's map and queues, all four together (a new sweeper gives the
  * kept flows their slots, bpf/sweeper.h), and the counters when this build
  * has more (their counts added; the ones appended since start at 0), but
- * not while an interface still runs the other build. Flow tables, key,
- * config or SYN-proxy settings of another layout are refused with a line
- * naming the map: their entries cannot be read as this build's.
+ * not while an interface still runs the other build; flow tables of the
+ * 64-byte layout are copied into new ones. Flow tables of any other
+ * layout, key, config or SYN-proxy settings of another layout are refused
+ * with a line naming the map: their entries cannot be read as this build's.
  */
 struct kept_maps {
 	int old_fd[sizeof(pinned_maps) / sizeof(pinned_maps[0])];	/* replaced, or -1 */
@@ -359,6 +360,83 @@ static int state_map_index(const char *name)
 		if (!strcmp(name, pinned_maps[i]))
 			return (int)i;
 	return -1;
+}
+
+/*
+ * struct flow_state of the builds before its cache-line layout (64 bytes:
+ * host_ack among the fields every segment reads, no padding). Kept flow
+ * tables of that layout are copied into this build's, entry by entry, so
+ * an upgrade keeps its connections translated.
+ */
+struct flow_state_64 {
+	__u32 seq_delta, host_isn, wire_isn, flags, hash, host_ack, host_snd_nxt;
+	__u32 ts_delta, peer_tsval;
+	__u16 peer_window;
+	__u8 wscale_host, wscale_wire, peer_wscale_wire, peer_wscale_host;
+	__u16 open_cpu;
+	__u32 sweep_id;
+	__u64 created_ns, last_seen_ns;
+};
+_Static_assert(sizeof(struct flow_state_64) == 64, "the 64-byte flow_state");
+
+/* Whether a pinned map is a flow table of the 64-byte layout, for map. */
+static bool is_flow_table_64(const struct bpf_map *map, const struct bpf_map_info *info)
+{
+	const char *name = bpf_map__name(map);
+
+	return (!strcmp(name, ISN_MAP_FLOWS) || !strcmp(name, ISN_MAP_OPENING)) &&
+	       info->type == bpf_map__type(map) && info->key_size == sizeof(struct flow_key) &&
+	       info->value_size == sizeof(struct flow_state_64);
+}
+
+static void flow_state_from_64(struct flow_state *st, const struct flow_state_64 *old)
+{
+	memset(st, 0, sizeof(*st));
+	st->seq_delta = old->seq_delta;
+	st->host_isn = old->host_isn;
+	st->wire_isn = old->wire_isn;
+	st->flags = old->flags;
+	st->hash = old->hash;
+	st->host_snd_nxt = old->host_snd_nxt;
+	st->ts_delta = old->ts_delta;
+	st->peer_tsval = old->peer_tsval;
+	st->peer_window = old->peer_window;
+	st->wscale_host = old->wscale_host;
+	st->wscale_wire = old->wscale_wire;
+	st->peer_wscale_wire = old->peer_wscale_wire;
+	st->peer_wscale_host = old->peer_wscale_host;
+	st->open_cpu = old->open_cpu;
+	st->host_ack = old->host_ack;
+	st->sweep_id = old->sweep_id;
+	st->created_ns = old->created_ns;
+	st->last_seen_ns = old->last_seen_ns;
+}
+
+/*
+ * Every entry of a kept flow table of the 64-byte layout into this load's
+ * (nothing writes the old one: its build runs nowhere, reuse_pinned_maps).
+ * The sweep slots stay valid: the sweeper's maps are kept or made anew as
+ * for any kept flow table. An entry that does not fit fails the attach,
+ * and the old table stays pinned.
+ */
+static int copy_flows_64(int from, int to)
+{
+	struct flow_key key, next;
+	struct flow_state_64 old;
+	struct flow_state st;
+	const void *prev = NULL;
+	int err;
+
+	while (!(err = bpf_map_get_next_key(from, prev, &next))) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(from, &key, &old))
+			return -errno;
+		flow_state_from_64(&st, &old);
+		if (bpf_map_update_elem(to, &key, &st, BPF_NOEXIST))
+			return -errno;
+	}
+	return err == -ENOENT ? 0 : err;
 }
 
 /* The sweeper's map and its queues: made anew together, or reused together. */
@@ -444,6 +522,11 @@ static int reuse_pinned_maps(struct isnguard *skel, const char *ifname, struct k
 			replaced = name;
 			continue;
 		}
+		if (!pinned_layout_is(fd, map, &info) && is_flow_table_64(map, &info)) {
+			km->old_fd[idx] = fd;	/* copied into a new one, pinned in its place */
+			replaced = name;
+			continue;
+		}
 		if (!pinned_layout_is(fd, map, &info)) {
 			report_other_build(ifname, name, &info, bpf_map__type(map),
 					   bpf_map__key_size(map), bpf_map__value_size(map));
@@ -525,11 +608,12 @@ static int pin_new_maps(struct isnguard *skel, struct kept_maps *km)
 		if (km->old_fd[idx] >= 0) {
 			char tmp[272];
 
-			if (map == skel->maps.isn_stats) {
+			if (map == skel->maps.isn_stats)
 				err = copy_counters(km->old_fd[idx], bpf_map__fd(map));
-				if (err)
-					return err;
-			}
+			else if (map == skel->maps.isn_flows || map == skel->maps.isn_opening)
+				err = copy_flows_64(km->old_fd[idx], bpf_map__fd(map));
+			if (err)
+				return err;
 			/* Pinned beside it, then renamed over it: the old pin goes only once the new one is there. */
 			snprintf(tmp, sizeof(tmp), "%s_next", path);	/* bpffs takes no dot */
 			unlink(tmp);

@@ -487,6 +487,67 @@ test_attach_over_kept_state_of_another_layout() {
 	log "refused: $out"
 }
 
+# Kept state of a build before the flow entry's cache-line layout (struct
+# flow_state of 64 bytes, host_ack among the fields every segment reads;
+# include/isnguard.h): its flow tables are copied into this build's, entry
+# by entry, and the connection it kept goes on, translated, through the
+# upgrade. The old tables are made here from the kept ones, each entry's
+# fields moved back to their old places.
+# The identity of the flow from local port PORT in `isnguard flows --json`
+# (stdin): what a copy must keep.
+flow_of_port() { # PORT
+	python3 -c '
+import json, sys
+for f in json.load(sys.stdin)["flows"]:
+    if f["local"].endswith(":" + sys.argv[1]):
+        print(" ".join(str(f[k]) for k in ("local", "remote", "open", "hash", "host_isn", "wire_isn", "seq_delta")))
+' "$1"
+}
+
+test_attach_over_kept_flows_of_the_64_byte_layout() {
+	local before after map out
+	is_baseline && skip "needs the datapath (ISNG_BASELINE=1)"
+	setup_guarded
+	transfer "$NS_B" "$NS_A" "$B4:$PORT" 24M 100 --local-port $CPORT --rate 6M
+	sleep 1
+	isng detach --keep-state "$IF_A" || fail "isng detach --keep-state"
+	before=$(isng flows --json | flow_of_port $CPORT) || fail "isng flows --json before"
+	[ -n "$before" ] || fail "precondition: no kept flow from port $CPORT"
+	for map in isn_flows isn_opening; do
+		bpftool map dump pinned "$PIN_DIR/$map" -j >"$E2E_WORK/$map.json" ||
+			fail "bpftool map dump $map"
+		rm -f "$PIN_DIR/$map"
+		python3 - "$E2E_WORK/$map.json" "$PIN_DIR/$map" "$map" <<'PY' || fail "the old $map"
+import json, subprocess, sys
+entries = json.load(open(sys.argv[1]))
+path, name = sys.argv[2], sys.argv[3]
+kind = "hash" if name == "isn_flows" else "lru_hash"
+subprocess.run(["bpftool", "map", "create", path, "type", kind, "key", "40", "value", "64",
+                "entries", "4096", "name", name], check=True)
+for e in entries:
+    new = bytes(int(b, 16) for b in e["value"])
+    assert len(new) == 104, len(new)
+    # host_ack (new 40..44) back between hash and host_snd_nxt; the padding goes.
+    old = new[0:20] + new[40:44] + new[20:40] + new[44:64]
+    subprocess.run(["bpftool", "map", "update", "pinned", path, "key", *e["key"],
+                    "value", *("0x%02x" % b for b in old)], check=True)
+print(name, len(entries), "entries in the 64-byte layout")
+PY
+	done
+	isng_attach "$IF_A"
+	bg_running client || fail "the transfer ended before the attach was done; it proves nothing: make it longer"
+	out=$(bpftool map show pinned "$PIN_DIR/isn_flows") || fail "bpftool map show isn_flows"
+	[[ "$out" =~ "value "([0-9]+) ]] && [ "${BASH_REMATCH[1]}" = 104 ] ||
+		fail "isn_flows not made anew in this build's layout: $out"
+	after=$(isng flows --json | flow_of_port $CPORT) || fail "isng flows --json after"
+	log "kept flow before: $before"
+	log "copied flow after: $after"
+	[ "$after" = "$before" ] || fail "the copied flow is not the kept one: before $before, after $after"
+	bg_wait client
+	bg_wait server
+	assert_transfer_intact 24M client
+}
+
 # A second attach to the same interface is refused and changes nothing.
 test_second_attach_is_refused() {
 	local out rc=0 before after
