@@ -417,14 +417,19 @@ static void flow_state_from_64(struct flow_state *st, const struct flow_state_64
  * (nothing writes the old one: its build runs nowhere, reuse_pinned_maps).
  * The sweep slots stay valid: the sweeper's maps are kept or made anew as
  * for any kept flow table. An entry that does not fit fails the attach,
- * and the old table stays pinned.
+ * and the old table stays pinned. Ingress runs already: a tuple it has
+ * given a new connection since (a cookie ACK) keeps that newer entry, and
+ * for isn_flows (count_fd >= 0) the kept count loses the old one (read
+ * and written back, so a count the datapath makes meanwhile may be lost).
  */
-static int copy_flows_64(int from, int to)
+static int copy_flows_64(int from, int to, int count_fd)
 {
 	struct flow_key key, next;
 	struct flow_state_64 old;
 	struct flow_state st;
 	const void *prev = NULL;
+	__u32 zero = 0;
+	__s64 count;
 	int err;
 
 	while (!(err = bpf_map_get_next_key(from, prev, &next))) {
@@ -433,8 +438,15 @@ static int copy_flows_64(int from, int to)
 		if (bpf_map_lookup_elem(from, &key, &old))
 			return -errno;
 		flow_state_from_64(&st, &old);
-		if (bpf_map_update_elem(to, &key, &st, BPF_NOEXIST))
+		if (!bpf_map_update_elem(to, &key, &st, BPF_NOEXIST))
+			continue;
+		if (errno != EEXIST)
 			return -errno;
+		if (count_fd >= 0 && !bpf_map_lookup_elem(count_fd, &zero, &count)) {
+			count--;
+			if (bpf_map_update_elem(count_fd, &zero, &count, BPF_EXIST))
+				return -errno;
+		}
 	}
 	return err == -ENOENT ? 0 : err;
 }
@@ -610,8 +622,11 @@ static int pin_new_maps(struct isnguard *skel, struct kept_maps *km)
 
 			if (map == skel->maps.isn_stats)
 				err = copy_counters(km->old_fd[idx], bpf_map__fd(map));
-			else if (map == skel->maps.isn_flows || map == skel->maps.isn_opening)
-				err = copy_flows_64(km->old_fd[idx], bpf_map__fd(map));
+			else if (map == skel->maps.isn_flows)
+				err = copy_flows_64(km->old_fd[idx], bpf_map__fd(map),
+						    bpf_map__fd(skel->maps.isn_flow_count));
+			else if (map == skel->maps.isn_opening)
+				err = copy_flows_64(km->old_fd[idx], bpf_map__fd(map), -1);
 			if (err)
 				return err;
 			/* Pinned beside it, then renamed over it: the old pin goes only once the new one is there. */
