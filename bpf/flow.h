@@ -74,10 +74,10 @@ struct {
 
 /*
  * A new entry is written here, per CPU, then copied in by
- * bpf_map_update_elem: its 64 bytes on the stack put the SYN paths' frames
- * (egress_syn_skb, proxy_open) past the verifier budget's 448 of 512 bytes
- * (make check-verifier). XDP and tc run with bottom halves off: one packet
- * on a CPU uses it at a time.
+ * bpf_map_update_elem: on the stack, its 104 bytes (64 already did) would
+ * put the SYN paths' frames (egress_syn_skb, proxy_open) past the verifier
+ * budget's 448 of 512 bytes (make check-verifier). XDP and tc run with
+ * bottom halves off: one packet on a CPU uses it at a time.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
