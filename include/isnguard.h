@@ -217,8 +217,8 @@ static inline enum flow_phase flow_phase_of(__u32 flags)
  * connection's segments each way are often handled on two CPUs (the
  * receiving one's softirq, the sending application's); with a 64-byte value
  * (152-byte elements) host_ack shared a line with the key and flags, and
- * every segment moved that line between them. test_abi checks the element
- * on the running kernel.
+ * every segment moved that line between them. test_datapath checks where
+ * the running kernel puts real entries.
  */
 struct flow_state {
 	/* Read on every segment: */

@@ -329,13 +329,15 @@ static int record_link(struct isnguard *skel, const struct attach_request *req, 
  * kept flows their slots, bpf/sweeper.h), and the counters when this build
  * has more (their counts added; the ones appended since start at 0), but
  * not while an interface still runs the other build; flow tables of the
- * 64-byte layout are copied into new ones. Flow tables of any other
- * layout, key, config or SYN-proxy settings of another layout are refused
- * with a line naming the map: their entries cannot be read as this build's.
+ * 64-byte layout are copied into new ones, with a new sweeper (below).
+ * Flow tables of any other layout, key, config or SYN-proxy settings of
+ * another layout are refused with a line naming the map: their entries
+ * cannot be read as this build's.
  */
 struct kept_maps {
 	int old_fd[sizeof(pinned_maps) / sizeof(pinned_maps[0])];	/* replaced, or -1 */
-	bool new_sweeper;	/* the sweeper's maps made anew over kept flow tables */
+	bool new_sweeper;	/* the sweeper's maps, of another layout, made anew */
+	bool flows_copied;	/* flow tables of the 64-byte layout copied into new ones */
 };
 
 static void kept_maps_init(struct kept_maps *km)
@@ -343,6 +345,7 @@ static void kept_maps_init(struct kept_maps *km)
 	for (size_t i = 0; i < sizeof(km->old_fd) / sizeof(km->old_fd[0]); i++)
 		km->old_fd[i] = -1;
 	km->new_sweeper = false;
+	km->flows_copied = false;
 }
 
 static void kept_maps_close(struct kept_maps *km)
@@ -413,42 +416,86 @@ static void flow_state_from_64(struct flow_state *st, const struct flow_state_64
 }
 
 /*
- * Every entry of a kept flow table of the 64-byte layout into this load's
- * (nothing writes the old one: its build runs nowhere, reuse_pinned_maps).
- * The sweep slots stay valid: the sweeper's maps are kept or made anew as
- * for any kept flow table. An entry that does not fit fails the attach,
- * and the old table stays pinned. Ingress runs already: a tuple it has
- * given a new connection since (a cookie ACK) keeps that newer entry, and
- * for isn_flows (count_fd >= 0) the kept count loses the old one (read
- * and written back, so a count the datapath makes meanwhile may be lost).
+ * Every entry of a kept flow table of the 64-byte layout into this load's.
+ * No program of the old build is attached anywhere (reuse_pinned_maps),
+ * but its sweeper's timer still runs on the old tables until their pins
+ * go: an entry it removes meanwhile is skipped or copied all the same (it
+ * was idle past its timeout: the new sweeper removes it), and the slot ids
+ * it writes do not matter, since the sweeper's maps are made anew over
+ * copied tables and the new one gives every entry a slot
+ * (sweep_flows_adopted). Ingress runs already: a tuple it has given a new
+ * connection since (a cookie ACK) keeps that newer entry. isn_flow_count
+ * is counted again once the old tables are gone (recount_flows).
  */
-static int copy_flows_64(int from, int to, int count_fd)
+static int copy_flows_64(int from, int to)
 {
 	struct flow_key key, next;
 	struct flow_state_64 old;
 	struct flow_state st;
 	const void *prev = NULL;
-	__u32 zero = 0;
-	__s64 count;
 	int err;
 
 	while (!(err = bpf_map_get_next_key(from, prev, &next))) {
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(from, &key, &old))
+		if (bpf_map_lookup_elem(from, &key, &old)) {
+			if (errno == ENOENT)
+				continue;	/* removed by the old sweeper meanwhile */
 			return -errno;
-		flow_state_from_64(&st, &old);
-		if (!bpf_map_update_elem(to, &key, &st, BPF_NOEXIST))
-			continue;
-		if (errno != EEXIST)
-			return -errno;
-		if (count_fd >= 0 && !bpf_map_lookup_elem(count_fd, &zero, &count)) {
-			count--;
-			if (bpf_map_update_elem(count_fd, &zero, &count, BPF_EXIST))
-				return -errno;
 		}
+		flow_state_from_64(&st, &old);
+		if (bpf_map_update_elem(to, &key, &st, BPF_NOEXIST) && errno != EEXIST)
+			return -errno;
 	}
 	return err == -ENOENT ? 0 : err;
+}
+
+/*
+ * isn_flow_count set to the entries isn_flows holds, after a copy: the old
+ * sweeper subtracted the entries it removed from the old table, copied or
+ * not, and the count held entries that a newer one replaced. A count the
+ * datapath adds between the walk and the write is lost (a new connection
+ * in those microseconds; the sweeper's removal of it later leaves the
+ * count one low, never high, so --max-flows is never exceeded by it).
+ */
+static int recount_flows(struct isnguard *skel)
+{
+	int from = bpf_map__fd(skel->maps.isn_flows);
+	struct flow_key key, next;
+	const void *prev = NULL;
+	__s64 count = 0;
+	__u32 zero = 0;
+	int err;
+
+	while (!(err = bpf_map_get_next_key(from, prev, &next))) {
+		key = next;
+		prev = &key;
+		count++;
+	}
+	if (err != -ENOENT)
+		return err;
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.isn_flow_count), &zero, &count,
+				   BPF_EXIST) ? -errno : 0;
+}
+
+/* Whether a kept isn_flows or isn_opening is of the 64-byte layout. */
+static bool pinned_flows_64(struct isnguard *skel)
+{
+	const struct bpf_map *maps[] = { skel->maps.isn_flows, skel->maps.isn_opening };
+	bool found = false;
+
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		struct bpf_map_info info = { 0 };
+		__u32 len = sizeof(info);
+		int fd = pinned_map_open(bpf_map__name(maps[i]));
+
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && is_flow_table_64(maps[i], &info))
+			found = true;
+		close(fd);
+	}
+	return found;
 }
 
 /* The sweeper's map and its queues: made anew together, or reused together. */
@@ -506,13 +553,17 @@ static int live_attachments(void);
 static int reuse_pinned_maps(struct isnguard *skel, const char *ifname, struct kept_maps *km)
 {
 	bool kept = pinned_state_exists();
-	bool sweeper_anew = kept && !pinned_sweeper_reusable(skel);
+	bool flows_64 = kept && pinned_flows_64(skel);
+	bool sweeper_other = kept && !pinned_sweeper_reusable(skel);
+	/* Copied flow tables get a new sweeper too: the old one's slots are not theirs. */
+	bool sweeper_anew = sweeper_other || flows_64;
 	const char *replaced = NULL;	/* a map made anew in the place of a pinned one */
 	struct bpf_map_info info;
 	struct bpf_map *map;
 	char path[256], msg[128];
 
-	km->new_sweeper = sweeper_anew;
+	km->new_sweeper = sweeper_other;
+	km->flows_copied = flows_64;
 	bpf_object__for_each_map(map, skel->obj) {
 		const char *name = bpf_map__name(map);
 		int fd, err, idx = state_map_index(name);
@@ -603,7 +654,36 @@ static int copy_counters(int from, int to)
 	return err;
 }
 
-/* Pins, with their BTF, the state maps this load created, in the place of those it replaces. */
+/*
+ * What the state maps made anew in the place of kept ones take over from
+ * them: the counters, and the flows of a 64-byte flow table. All before
+ * any pin moves, so a failure leaves every kept map where it was.
+ */
+static int copy_kept_maps(struct isnguard *skel, const struct kept_maps *km)
+{
+	struct bpf_map *map;
+
+	bpf_object__for_each_map(map, skel->obj) {
+		int err = 0, idx = state_map_index(bpf_map__name(map));
+
+		if (bpf_map__is_internal(map) || idx < 0 || km->old_fd[idx] < 0)
+			continue;
+		if (map == skel->maps.isn_stats)
+			err = copy_counters(km->old_fd[idx], bpf_map__fd(map));
+		else if (map == skel->maps.isn_flows || map == skel->maps.isn_opening)
+			err = copy_flows_64(km->old_fd[idx], bpf_map__fd(map));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * Pins, with their BTF, the state maps this load created, in the place of
+ * those it replaces (copy_kept_maps first). The old maps' last references
+ * go here, and an old sweeper's timer with them; copied flow tables have
+ * their count made right after that (recount_flows).
+ */
 static int pin_new_maps(struct isnguard *skel, struct kept_maps *km)
 {
 	struct bpf_map *map;
@@ -620,15 +700,6 @@ static int pin_new_maps(struct isnguard *skel, struct kept_maps *km)
 		if (km->old_fd[idx] >= 0) {
 			char tmp[272];
 
-			if (map == skel->maps.isn_stats)
-				err = copy_counters(km->old_fd[idx], bpf_map__fd(map));
-			else if (map == skel->maps.isn_flows)
-				err = copy_flows_64(km->old_fd[idx], bpf_map__fd(map),
-						    bpf_map__fd(skel->maps.isn_flow_count));
-			else if (map == skel->maps.isn_opening)
-				err = copy_flows_64(km->old_fd[idx], bpf_map__fd(map), -1);
-			if (err)
-				return err;
 			/* Pinned beside it, then renamed over it: the old pin goes only once the new one is there. */
 			snprintf(tmp, sizeof(tmp), "%s_next", path);	/* bpffs takes no dot */
 			unlink(tmp);
@@ -649,7 +720,7 @@ static int pin_new_maps(struct isnguard *skel, struct kept_maps *km)
 		if (err)
 			return err;
 	}
-	return 0;
+	return km->flows_copied ? recount_flows(skel) : 0;
 }
 
 static void remove_state(void)
@@ -1186,8 +1257,15 @@ static int write_state(struct isnguard *skel, const struct attach_request *req, 
 		       uint32_t max_flows, struct kept_maps *km)
 {
 	char msg[128];
-	int err = pin_new_maps(skel, km);
+	int err = copy_kept_maps(skel, km);
 
+	if (err) {
+		libbpf_message(msg, sizeof(msg), err);
+		cli_error("attach %s: copy the kept state in %s into this build's maps: %s",
+			  req->ifname, pin_dir(), msg);
+		return err;
+	}
+	err = pin_new_maps(skel, km);
 	if (err) {
 		libbpf_message(msg, sizeof(msg), err);
 		cli_error("attach %s: pin the maps in %s: %s", req->ifname, pin_dir(), msg);

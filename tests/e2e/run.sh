@@ -492,7 +492,10 @@ test_attach_over_kept_state_of_another_layout() {
 # include/isnguard.h): its flow tables are copied into this build's, entry
 # by entry, and the connection it kept goes on, translated, through the
 # upgrade. The old tables are made here from the kept ones, each entry's
-# fields moved back to their old places.
+# fields moved back to their old places, and isn_flows gets one more entry
+# with every field a value of its own, compared field by field after (its
+# sweep_id aside: the sweeper is made anew and gives it a slot). The flow
+# count is counted again: it did not have that entry.
 # The identity of the flow from local port PORT in `isnguard flows --json`
 # (stdin): what a copy must keep.
 flow_of_port() { # PORT
@@ -524,13 +527,31 @@ path, name = sys.argv[2], sys.argv[3]
 kind = "hash" if name == "isn_flows" else "lru_hash"
 subprocess.run(["bpftool", "map", "create", path, "type", kind, "key", "40", "value", "64",
                 "entries", "4096", "name", name], check=True)
+def update(key, value):
+    subprocess.run(["bpftool", "map", "update", "pinned", path, "key", *("0x%02x" % b for b in key),
+                    "value", *("0x%02x" % b for b in value)], check=True)
 for e in entries:
     new = bytes(int(b, 16) for b in e["value"])
     assert len(new) == 104, len(new)
     # host_ack (new 40..44) back between hash and host_snd_nxt; the padding goes.
-    old = new[0:20] + new[40:44] + new[20:40] + new[44:64]
-    subprocess.run(["bpftool", "map", "update", "pinned", path, "key", *e["key"],
-                    "value", *("0x%02x" % b for b in old)], check=True)
+    update(bytes(int(b, 16) for b in e["key"]), new[0:20] + new[40:44] + new[20:40] + new[44:64])
+if name == "isn_flows":
+    import struct, time
+    now = time.monotonic_ns()
+    # 10.200.1.1:1234 <- 192.0.2.77:5678, established (passive open, host acked).
+    key = bytes([10, 200, 1, 1]) + bytes(12) + bytes([192, 0, 2, 77]) + bytes(12) + \
+        struct.pack(">HH", 1234, 5678) + bytes([4, 0, 0, 0])
+    update(key, struct.pack("<9IH4BHIQQ", 0x11111111, 0x22222222, 0x33333333, 2 | 4 | 256, 1,
+                            0x44444444, 0x55555555, 0x66666666, 0x77777777, 0x1234, 1, 2, 3, 4,
+                            1, 0x99, now - 10**9, now))
+    open(sys.argv[1] + ".key", "w").write(" ".join("0x%02x" % b for b in key))
+    created = now - 10**9
+    open(sys.argv[1] + ".want", "w").write(json.dumps({
+        "seq_delta": 0x11111111, "host_isn": 0x22222222, "wire_isn": 0x33333333,
+        "flags": 2 | 4 | 256, "hash": 1, "host_ack": 0x44444444, "host_snd_nxt": 0x55555555,
+        "ts_delta": 0x66666666, "peer_tsval": 0x77777777, "peer_window": 0x1234,
+        "wscale_host": 1, "wscale_wire": 2, "peer_wscale_wire": 3, "peer_wscale_host": 4,
+        "open_cpu": 1, "created_ns": created, "last_seen_ns": now, "pad": [0] * 40}))
 print(name, len(entries), "entries in the 64-byte layout")
 PY
 	done
@@ -543,6 +564,23 @@ PY
 	log "kept flow before: $before"
 	log "copied flow after: $after"
 	[ "$after" = "$before" ] || fail "the copied flow is not the kept one: before $before, after $after"
+	# shellcheck disable=SC2046 # the key is a list of bytes
+	bpftool map lookup pinned "$PIN_DIR/isn_flows" key $(cat "$E2E_WORK/isn_flows.json.key") -j \
+		>"$E2E_WORK/planted.json" || fail "bpftool: the planted entry is not in the new isn_flows"
+	python3 - "$E2E_WORK/planted.json" "$E2E_WORK/isn_flows.json.want" <<'PY' || fail "the planted entry's fields"
+import json, sys
+got = json.load(open(sys.argv[1]))["formatted"]["value"]
+want = json.load(open(sys.argv[2]))
+bad = [f"{k}: {got.get(k)} != {v}" for k, v in want.items() if got.get(k) != v]
+assert got["sweep_id"] != 0, "no sweep slot"
+assert not bad, bad
+print("planted entry copied field by field, sweep slot", got["sweep_id"])
+PY
+	out=$(bpftool map dump pinned "$PIN_DIR/isn_flows" -j | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))') ||
+		fail "bpftool: count isn_flows"
+	assert_eq "$(bpftool map dump pinned "$PIN_DIR/isn_flow_count" -j |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["formatted"]["value"])')" \
+		"$out" "isn_flow_count after the copy: the entries isn_flows holds"
 	bg_wait client
 	bg_wait server
 	assert_transfer_intact 24M client
