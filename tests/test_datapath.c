@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
 
+#include "bpf_run.h"
 #include "dp_fixture.h"
 #include "harness.h"
 #include "pkt.h"
@@ -1700,9 +1700,6 @@ TEST(test_acknowledged_handshake_moves_to_the_flow_table)
 TEST(test_flow_entries_keep_the_written_fields_on_a_cache_line_of_their_own)
 {
 	struct flow_lines *skel = NULL;
-	unsigned char frame[64] = { 0 };
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = sizeof(frame),
-		    .repeat = 1);
 	unsigned int opening = 0, flows = 0;
 	struct pkt_spec ack;
 	uint32_t wire;
@@ -1728,7 +1725,7 @@ TEST(test_flow_entries_keep_the_written_fields_on_a_cache_line_of_their_own)
 		FAIL("load flow_lines.bpf.o: %s", strerror(errno));
 		goto out;
 	}
-	if (!ASSERT_EQ(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.flow_lines), &opts), 0,
+	if (!ASSERT_EQ(bpf_run(skel->progs.flow_lines, NULL, 0, 1, NULL, NULL), 0,
 		       "run flow_lines") ||
 	    !ASSERT_EQ(skel->bss->lines.count, 6 + 4, "entries walked: 6 handshakes, 4 moved"))
 		goto out;

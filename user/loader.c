@@ -19,6 +19,7 @@
 #include "isnguard.skel.h"
 #include "json_writer.h"
 #include "loader.h"
+#include "maps.h"
 #include "netdev.h"
 #include "pinned.h"
 #include "tick.h"
@@ -419,35 +420,33 @@ static void flow_state_from_64(struct flow_state *st, const struct flow_state_64
  * Every entry of a kept flow table of the 64-byte layout into this load's.
  * No program of the old build is attached anywhere (reuse_pinned_maps),
  * but its sweeper's timer still runs on the old tables until their pins
- * go: an entry it removes meanwhile is skipped or copied all the same (it
- * was idle past its timeout: the new sweeper removes it), and the slot ids
+ * go: an entry it removes meanwhile is copied or not, as the batch walk
+ * (map_walk) meets it (it was idle past its timeout: the new sweeper
+ * removes a copy), and the slot ids
  * it writes do not matter, since the sweeper's maps are made anew over
  * copied tables and the new one gives every entry a slot
  * (sweep_flows_adopted). Ingress runs already: a tuple it has given a new
  * connection since (a cookie ACK) keeps that newer entry. isn_flow_count
  * is counted again once the old tables are gone (recount_flows).
  */
-static int copy_flows_64(int from, int to)
+static int copy_chunk_64(const void *keys, const void *values, size_t count, void *ctx)
 {
-	struct flow_key key, next;
-	struct flow_state_64 old;
+	const struct flow_key *key = keys;
+	const struct flow_state_64 *old = values;
 	struct flow_state st;
-	const void *prev = NULL;
-	int err;
 
-	while (!(err = bpf_map_get_next_key(from, prev, &next))) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(from, &key, &old)) {
-			if (errno == ENOENT)
-				continue;	/* removed by the old sweeper meanwhile */
-			return -errno;
-		}
-		flow_state_from_64(&st, &old);
-		if (bpf_map_update_elem(to, &key, &st, BPF_NOEXIST) && errno != EEXIST)
+	for (size_t i = 0; i < count; i++) {
+		flow_state_from_64(&st, &old[i]);
+		if (bpf_map_update_elem(*(int *)ctx, &key[i], &st, BPF_NOEXIST) && errno != EEXIST)
 			return -errno;
 	}
-	return err == -ENOENT ? 0 : err;
+	return 0;
+}
+
+static int copy_flows_64(int from, int to)
+{
+	return map_walk(from, sizeof(struct flow_key), sizeof(struct flow_state_64), copy_chunk_64,
+			&to);
 }
 
 /*
@@ -460,42 +459,16 @@ static int copy_flows_64(int from, int to)
  */
 static int recount_flows(struct isnguard *skel)
 {
-	int from = bpf_map__fd(skel->maps.isn_flows);
-	struct flow_key key, next;
-	const void *prev = NULL;
-	__s64 count = 0;
+	size_t entries;
 	__u32 zero = 0;
-	int err;
+	__s64 count;
+	int err = flow_table_count(bpf_map__fd(skel->maps.isn_flows), &entries);
 
-	while (!(err = bpf_map_get_next_key(from, prev, &next))) {
-		key = next;
-		prev = &key;
-		count++;
-	}
-	if (err != -ENOENT)
+	if (err)
 		return err;
+	count = (__s64)entries;
 	return bpf_map_update_elem(bpf_map__fd(skel->maps.isn_flow_count), &zero, &count,
 				   BPF_EXIST) ? -errno : 0;
-}
-
-/* Whether a kept isn_flows or isn_opening is of the 64-byte layout. */
-static bool pinned_flows_64(struct isnguard *skel)
-{
-	const struct bpf_map *maps[] = { skel->maps.isn_flows, skel->maps.isn_opening };
-	bool found = false;
-
-	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-		struct bpf_map_info info = { 0 };
-		__u32 len = sizeof(info);
-		int fd = pinned_map_open(bpf_map__name(maps[i]));
-
-		if (fd < 0)
-			continue;
-		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && is_flow_table_64(maps[i], &info))
-			found = true;
-		close(fd);
-	}
-	return found;
 }
 
 /* The sweeper's map and its queues: made anew together, or reused together. */
@@ -521,6 +494,25 @@ static bool pinned_layout_is(int fd, const struct bpf_map *map, struct bpf_map_i
 		return false;
 	return info->type == bpf_map__type(map) && info->key_size == bpf_map__key_size(map) &&
 	       info->value_size == bpf_map__value_size(map);
+}
+
+/* Whether a kept isn_flows or isn_opening is of the 64-byte layout. */
+static bool pinned_flows_64(struct isnguard *skel)
+{
+	const struct bpf_map *maps[] = { skel->maps.isn_flows, skel->maps.isn_opening };
+	bool found = false;
+
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		struct bpf_map_info info;
+		int fd = pinned_map_open(bpf_map__name(maps[i]));
+
+		if (fd < 0)
+			continue;
+		if (!pinned_layout_is(fd, maps[i], &info) && is_flow_table_64(maps[i], &info))
+			found = true;
+		close(fd);
+	}
+	return found;
 }
 
 /* Whether the sweeper's maps are all pinned, each of this build's layout. */
@@ -567,6 +559,7 @@ static int reuse_pinned_maps(struct isnguard *skel, const char *ifname, struct k
 	bpf_object__for_each_map(map, skel->obj) {
 		const char *name = bpf_map__name(map);
 		int fd, err, idx = state_map_index(name);
+		bool same;
 
 		if (bpf_map__is_internal(map) || idx < 0)
 			continue;	/* .rodata (l3_device, the MSS tables), scratch: this load's own */
@@ -585,12 +578,13 @@ static int reuse_pinned_maps(struct isnguard *skel, const char *ifname, struct k
 			replaced = name;
 			continue;
 		}
-		if (!pinned_layout_is(fd, map, &info) && is_flow_table_64(map, &info)) {
+		same = pinned_layout_is(fd, map, &info);
+		if (!same && is_flow_table_64(map, &info)) {
 			km->old_fd[idx] = fd;	/* copied into a new one, pinned in its place */
 			replaced = name;
 			continue;
 		}
-		if (!pinned_layout_is(fd, map, &info)) {
+		if (!same) {
 			report_other_build(ifname, name, &info, bpf_map__type(map),
 					   bpf_map__key_size(map), bpf_map__value_size(map));
 			close(fd);

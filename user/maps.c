@@ -80,29 +80,29 @@ int map_open_checked(const char *cmd, const struct map_layout *layout,
  * entries. Hash-map batch ops (5.6) predate bpf_timer (5.15), which the
  * datapath needs anyway, so there is no fallback.
  */
-int flow_table_walk(int fd, flow_chunk_fn visit, void *ctx)
+int map_walk(int fd, size_t key_size, size_t value_size, map_chunk_fn visit, void *ctx)
 {
-	struct flow_key *keys = calloc(FLOW_BATCH, sizeof(*keys));
-	struct flow_state *states = calloc(FLOW_BATCH, sizeof(*states));
+	void *keys = calloc(FLOW_BATCH, key_size);
+	void *values = calloc(FLOW_BATCH, value_size);
 	__u32 token;		/* hash maps resume from a u32 bucket index */
 	bool first = true;
 	int err = 0;
 
-	if (!keys || !states) {
+	if (!keys || !values) {
 		err = -ENOMEM;
 		goto out;
 	}
 	for (;;) {
 		__u32 count = FLOW_BATCH;
 		int ret = bpf_map_lookup_batch(fd, first ? NULL : &token, &token, keys,
-					       states, &count, NULL);
+					       values, &count, NULL);
 
 		if (ret && ret != -ENOENT) {
 			err = ret;
 			break;
 		}
 		if (count) {
-			err = visit(keys, states, count, ctx);
+			err = visit(keys, values, count, ctx);
 			if (err)
 				break;
 		}
@@ -112,8 +112,27 @@ int flow_table_walk(int fd, flow_chunk_fn visit, void *ctx)
 	}
 out:
 	free(keys);
-	free(states);
+	free(values);
 	return err;
+}
+
+struct flow_visit {
+	flow_chunk_fn visit;
+	void *ctx;
+};
+
+static int flow_chunk(const void *keys, const void *values, size_t count, void *ctx)
+{
+	const struct flow_visit *v = ctx;
+
+	return v->visit(keys, values, count, v->ctx);
+}
+
+int flow_table_walk(int fd, flow_chunk_fn visit, void *ctx)
+{
+	struct flow_visit v = { visit, ctx };
+
+	return map_walk(fd, sizeof(struct flow_key), sizeof(struct flow_state), flow_chunk, &v);
 }
 
 static int count_chunk(const struct flow_key *keys, const struct flow_state *states,
@@ -170,4 +189,10 @@ int flow_tables_count(const struct flow_tables *t, size_t *count)
 {
 	*count = 0;
 	return flow_tables_walk(t, count_chunk, count);
+}
+
+int flow_table_count(int fd, size_t *count)
+{
+	*count = 0;
+	return flow_table_walk(fd, count_chunk, count);
 }

@@ -35,6 +35,15 @@ extern const struct map_layout isn_stats_layout;
 int map_open_checked(const char *cmd, const struct map_layout *layout,
 		     struct bpf_map_info *info);
 
+/* Called with each chunk of a map's keys and values; a nonzero return stops the walk with it. */
+typedef int (*map_chunk_fn)(const void *keys, const void *values, size_t count, void *ctx);
+
+/*
+ * Visits every entry of a hash map in chunks (batch lookups), its key and
+ * value of the sizes given. Returns 0 or -errno.
+ */
+int map_walk(int fd, size_t key_size, size_t value_size, map_chunk_fn visit, void *ctx);
+
 /* Called with each chunk of the flow table; a nonzero return stops the walk with it. */
 typedef int (*flow_chunk_fn)(const struct flow_key *keys,
 			     const struct flow_state *states, size_t count,
@@ -55,5 +64,7 @@ void flow_tables_close(struct flow_tables *t);
 /* Visits every entry of both tables. */
 int flow_tables_walk(const struct flow_tables *t, flow_chunk_fn visit, void *ctx);
 int flow_tables_count(const struct flow_tables *t, size_t *count);
+/* The entries of one flow table. */
+int flow_table_count(int fd, size_t *count);
 
 #endif /* ISNGUARD_MAPS_H */
