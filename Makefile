@@ -126,6 +126,11 @@ $(BUILD)/bench_sweeper: $(BUILD)/tests/bench_sweeper.o $(BUILD)/tests/map_share.
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
 
+# The least ISN rewriter's loader: bench-conn.sh's floor for the rewrite rows.
+$(BUILD)/least_rewrite: $(BUILD)/tests/least_rewrite.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
+
 # The verifier's cost of each program against its budget (make check-verifier).
 $(BUILD)/verifier_budget: $(BUILD)/tests/verifier_budget.o $(BUILD)/user/json_writer.o
 	$(call msg,LINK,$@)
@@ -168,7 +173,8 @@ test-kernels: deps
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/bench_synproxy $(BUILD)/syn_flood \
-		$(BUILD)/verifier_budget $(BUILD)/tcp_xfer $(BUILD)/bench_sweeper $(BUILD)/src_spread.so
+		$(BUILD)/verifier_budget $(BUILD)/tcp_xfer $(BUILD)/bench_sweeper $(BUILD)/src_spread.so \
+		$(BUILD)/least_rewrite
 	$(Q)$(BUILD)/verifier_budget $(BUILD)/isnguard.bpf.o
 	$(Q)$(BUILD)/bench $(BENCH_ARGS)
 	$(Q)$(BUILD)/bench_synproxy $(BENCH_SYNPROXY_ARGS)

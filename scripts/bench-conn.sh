@@ -83,7 +83,7 @@ case $only in "" | host | gateway) ;; *) echo "bench-conn: --only host|gateway" 
 build=$(readlink -f "${1:-build}")
 
 [ "$(id -u)" -eq 0 ] || { echo "bench-conn: needs root" >&2; exit 1; }
-for f in isnguard tcp_xfer xdp_pass.bpf.o src_spread.so; do
+for f in isnguard tcp_xfer xdp_pass.bpf.o src_spread.so least_rewrite; do
 	[ -e "$build/$f" ] || { echo "bench-conn: no $build/$f (make bench builds it)" >&2; exit 1; }
 done
 for c in nginx wrk taskset bpftool python3 ethtool; do
@@ -158,9 +158,14 @@ done | ip -n "$NS_B" -batch - || fail "B's client addresses"
 # cost of XDP on veth, not of isnguard's work (a NIC's driver has none).
 # rewrite_tc has no XDP on that side at all (--ingress tc), nor have the
 # *_tcsyn rows, whose SYN cookies are answered at tc (--syn-hook tc).
+# "least" is no isnguard either, but the least any ISN rewriter on the host
+# must do (tests/bpf/least_rewrite.bpf.c: keyed ISN on the SYN-ACK, one LRU
+# entry, seq += delta out at tc, ack -= delta in at XDP, nothing else): the
+# floor of the rewrite rows, whose ratios to it are printed too.
 host_rows=(
 	"none|without isnguard|-|-"
 	"floor|no isnguard, an XDP_PASS program alone|$IF_HA|@xdp_pass"
+	"least|no isnguard, the least ISN rewriter (a floor)|$IF_HA|@least"
 	"rewrite|ISN rewriting alone|$IF_HA|"
 	"rewrite_tc|ISN rewriting alone, --ingress tc|$IF_HA|--ingress tc"
 	"cookie_local|SYN cookies, local path|$IF_HA|--synproxy $PORT --synproxy-path local"
@@ -210,6 +215,11 @@ row_attach() { # IFACE OPTIONS
 			fail "XDP_PASS program on $ISNG_NS/$iface"
 		return 0
 	fi
+	if [ "$opts" = @least ]; then
+		in_ns "$ISNG_NS" "$build/least_rewrite" attach "$iface" ||
+			fail "least_rewrite attach $ISNG_NS/$iface"
+		return 0
+	fi
 	# shellcheck disable=SC2086 # opts is a list of options
 	isng attach "$iface" $opts >"$E2E_WORK/attach.out" 2>&1 ||
 		fail "isng attach $iface $opts: $(tail -n 1 "$E2E_WORK/attach.out")"
@@ -227,8 +237,30 @@ row_detach() { # IFACE OPTIONS
 		ISNG_NS='' ISNG_IF=''
 		return 0
 	fi
+	if [ "${2:-}" = @least ]; then
+		# A floor that rewrote nothing would be no floor: its table holds the row's flows.
+		least_flows_rewritten || fail "the least rewriter on $ISNG_NS/$1 rewrote no connection"
+		in_ns "$ISNG_NS" "$build/least_rewrite" detach "$1" || fail "least_rewrite detach $ISNG_NS/$1"
+		ISNG_NS='' ISNG_IF=''
+		return 0
+	fi
 	isng detach "$1" >"$E2E_WORK/detach.out" 2>&1 || fail "isng detach $1: $(tail -n 1 "$E2E_WORK/detach.out")"
 	ISNG_NS='' ISNG_IF=''
+}
+
+# Whether the least rewriter's table (attached now, the newest map of the
+# name) holds a flow whose ISN it changed: a delta other than 0.
+least_flows_rewritten() {
+	local id
+	id=$(bpftool map show name least_flows --json | python3 -c '
+import json, sys
+maps = json.load(sys.stdin)
+ids = [m["id"] for m in (maps if isinstance(maps, list) else [maps])]
+print(max(ids) if ids else "")') || fail "bpftool map show name least_flows"
+	[ -n "$id" ] || fail "no least_flows map"
+	bpftool map dump id "$id" --json | python3 -c '
+import json, sys
+sys.exit(0 if any(e["formatted"]["value"]["delta"] for e in json.load(sys.stdin)) else 1)'
 }
 
 # wrk_run (lib.sh) with the connections spread over the topology's client addresses.
@@ -412,6 +444,8 @@ results, profiles, as_json, rounds, secs, conns, outcome_list, header = sys.argv
 rows = [r.split("|") for r in sys.argv[9:]]
 goal = {"rewrite": 0.97, "cookie_local": 0.95, "cookie_local_tcsyn": 0.95, "translate_xdp": 0.90,
         "translate_tc": 0.90, "translate_tcsyn": 0.90}
+# Row-name prefix, the anchor row, and its name in the JSON keys (ratio_to_...).
+ANCHORS = (("translate", "nft_synproxy", "kernel_synproxy"), ("rewrite", "least", "least_rewriter"))
 runs = {}
 for line in open(results):
     topo, row, mode, rnd, busy, steal, req, dur, *errs = line.rstrip("\n").split("\t")
@@ -466,18 +500,22 @@ for topo, name, what, _iface, _opts in rows:
             "errors": sum(v[1] for v in mine.values()),
             "rates": [round(mine[r][0], 1) for r in sorted(mine)],
         })
-        # The translate path against the kernel's SYNPROXY doing the same
-        # work on the same gateway (issue 18's anchor), round by round.
-        anchor = runs.get((topo, "nft_synproxy", mode))
-        if name.startswith("translate") and anchor:
+        # Round by round against an anchor in the same rounds: the translate
+        # path against the kernel's SYNPROXY doing the same work on the same
+        # gateway (issue 18's anchor), ISN rewriting against the least
+        # rewriter (row "least").
+        for prefix, anchor_row, label in ANCHORS:
+            anchor = runs.get((topo, anchor_row, mode))
+            if not name.startswith(prefix) or not anchor:
+                continue
             k = [mine[r][0] / anchor[r][0] for r in mine if r in anchor and anchor[r][0] > 0]
             kc = [anchor[r][2] / mine[r][2] for r in mine if r in anchor and mine[r][2] > 0]
             kci, kcci = median_ci(k), median_ci(kc)
             out["rows"][-1].update({
-                "ratio_to_kernel_synproxy": round(statistics.median(k), 3),
-                "ratio_to_kernel_synproxy_ci95": [round(kci[0], 3), round(kci[1], 3)],
-                "cpu_ratio_to_kernel_synproxy": round(statistics.median(kc), 3),
-                "cpu_ratio_to_kernel_synproxy_ci95": [round(kcci[0], 3), round(kcci[1], 3)],
+                "ratio_to_" + label: round(statistics.median(k), 3),
+                "ratio_to_%s_ci95" % label: [round(kci[0], 3), round(kci[1], 3)],
+                "cpu_ratio_to_" + label: round(statistics.median(kc), 3),
+                "cpu_ratio_to_%s_ci95" % label: [round(kcci[0], 3), round(kcci[1], 3)],
             })
 for line in open(profiles):
     topo, row, mode, prog, req, cnt, ns = line.rstrip("\n").split("\t")
@@ -559,15 +597,19 @@ for r in out["rows"]:
         "" if none else "[%.3f-%.3f]" % tuple(r["cpu_ratio_ci95"]),
         "" if r["goal"] is None else "%.2f" % r["goal"], r["goal_verdict"] or "",
         r["errors"]))
-anchored = [r for r in out["rows"] if "ratio_to_kernel_synproxy" in r]
-if anchored:
-    print("\nThe translate path against the kernel's SYNPROXY (nftables on the same gateway,"
-          " same rounds): rate and CPU ratios, isnguard over nftables, [95% intervals]")
+for label, title in (("least_rewriter", "ISN rewriting against the least rewriter (row least,"
+                      " same rounds): rate and CPU ratios, isnguard over the least, [95% intervals]"),
+                     ("kernel_synproxy", "The translate path against the kernel's SYNPROXY"
+                      " (nftables on the same gateway, same rounds): rate and CPU ratios,"
+                      " isnguard over nftables, [95% intervals]")):
+    anchored = [r for r in out["rows"] if "ratio_to_" + label in r]
+    if anchored:
+        print("\n" + title)
     for r in anchored:
         print("%-8s %-18s %-10s rate %.3f [%.3f-%.3f]  CPU %.3f [%.3f-%.3f]" % (
             r["topology"], r["isnguard"], "close" if r["connection"] == "one per request"
-            else "keepalive", r["ratio_to_kernel_synproxy"], *r["ratio_to_kernel_synproxy_ci95"],
-            r["cpu_ratio_to_kernel_synproxy"], *r["cpu_ratio_to_kernel_synproxy_ci95"]))
+            else "keepalive", r["ratio_to_" + label], *r["ratio_to_%s_ci95" % label],
+            r["cpu_ratio_to_" + label], *r["cpu_ratio_to_%s_ci95" % label]))
 if out["profile"]:
     print("\nWhere it goes: each attached program's run count and run time over one run"
           " (kernel.bpf_stats_enabled=1), per request and per packet")

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The connection-rate bench's floor for ISN rewriting (scripts/bench-conn.sh,
+ * row "least"; attached by tests/least_rewrite.c): the least a rewriter on
+ * the host must do for every connection and segment, so that isnguard's
+ * rewrite row is read beside what any implementation would cost on the same
+ * machine in the same rounds (issue 18).
+ *
+ *   tc egress: a SYN or SYN-ACK of the host gets the keyed ISN of RFC 6528
+ *     (SipHash-2-4 of the tuple, as bpf/isn.h, plus the 4 us clock) in
+ *     place of the host's, and its flow's delta goes into an LRU hash (a
+ *     retransmission with the same host ISN keeps it); every other segment
+ *     of a known flow gets seq += delta.
+ *   XDP ingress: every ACK of a known flow gets ack -= delta.
+ *
+ * That is all: IPv4 without IP options, no SACK blocks (this bench's
+ * traffic has no loss), no RST checks, no expiry beyond the LRU's, no
+ * counters, no TCP-MD5 guard. A floor to measure against, not a translator
+ * to run.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+#include "compiler.h"
+#include "csum.h"
+#include "siphash.h"
+
+#define ETH_P_IP 0x0800
+#define TC_ACT_OK 0
+#define L4_OFF (14 + 20)
+#define SEQ_OFF (L4_OFF + 4)
+#define CSUM_OFF (L4_OFF + 16)
+
+struct least_key {
+	__be32 local;
+	__be32 remote;
+	__be16 local_port;
+	__be16 remote_port;
+};
+
+struct least_flow {
+	__u32 delta;
+	__u32 host_isn;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct least_key);
+	__type(value, struct least_flow);
+} least_flows SEC(".maps");
+
+/* The secret, written by the loader (getrandom) before load; non-zero here to sit in .data. */
+struct isn_key least_secret = { .bytes = { 1 } };
+
+/* The TCP header of a plain IPv4 TCP frame, or NULL. */
+static __always_inline struct tcphdr *least_tcp(void *data, void *end, struct iphdr **iph)
+{
+	struct ethhdr *eth = data;
+
+	*iph = data + 14;
+	if (data + L4_OFF + sizeof(struct tcphdr) > end || eth->h_proto != bpf_htons(ETH_P_IP) ||
+	    *(__u8 *)*iph != 0x45 || (*iph)->protocol != IPPROTO_TCP)
+		return NULL;
+	return data + L4_OFF;
+}
+
+SEC("tc")
+int least_egress(struct __sk_buff *skb)
+{
+	void *data = (void *)(long)skb->data, *end = (void *)(long)skb->data_end;
+	struct least_flow *f, fresh;
+	struct least_key k;
+	struct iphdr *iph;
+	struct tcphdr *th = least_tcp(data, end, &iph);
+	__u64 msg[2] = {};
+	__be32 old, new;
+	__u32 delta;
+
+	if (!th)
+		return TC_ACT_OK;
+	k.local = iph->saddr;
+	k.remote = iph->daddr;
+	k.local_port = th->source;
+	k.remote_port = th->dest;
+	old = th->seq;
+	f = bpf_map_lookup_elem(&least_flows, &k);
+	if (th->syn && (!f || f->host_isn != bpf_ntohl(old))) {
+		/* local address || local port || remote address || remote port (bpf/tuple.h) */
+		__builtin_memcpy((__u8 *)msg, &k.local, 4);
+		__builtin_memcpy((__u8 *)msg + 4, &k.local_port, 2);
+		__builtin_memcpy((__u8 *)msg + 6, &k.remote, 4);
+		__builtin_memcpy((__u8 *)msg + 10, &k.remote_port, 2);
+		fresh.host_isn = bpf_ntohl(old);
+		fresh.delta = (__u32)(bpf_ktime_get_ns() / ISN_TICK_NS) +
+			      (__u32)siphash_2_4(&least_secret, (const __u8 *)msg, ISN_TUPLE4_LEN) -
+			      fresh.host_isn;
+		if (bpf_map_update_elem(&least_flows, &k, &fresh, BPF_ANY))
+			return 2;	/* TC_ACT_SHOT: never leak the host's ISN */
+		delta = fresh.delta;
+	} else if (f) {
+		delta = f->delta;
+	} else {
+		return TC_ACT_OK;
+	}
+	new = bpf_htonl(bpf_ntohl(old) + delta);
+	if (bpf_skb_store_bytes(skb, SEQ_OFF, &new, sizeof(new), 0) ||
+	    bpf_l4_csum_replace(skb, CSUM_OFF, old, new, sizeof(new)))
+		return 2;
+	return TC_ACT_OK;
+}
+
+SEC("xdp")
+int least_ingress(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct least_flow *f;
+	struct least_key k;
+	struct iphdr *iph;
+	struct tcphdr *th = least_tcp(data, end, &iph);
+	__be32 old, new;
+
+	if (!th || !th->ack)
+		return XDP_PASS;
+	k.local = iph->daddr;
+	k.remote = iph->saddr;
+	k.local_port = th->dest;
+	k.remote_port = th->source;
+	f = bpf_map_lookup_elem(&least_flows, &k);
+	if (!f)
+		return XDP_PASS;
+	old = th->ack_seq;
+	new = bpf_htonl(bpf_ntohl(old) - f->delta);
+	th->ack_seq = new;
+	csum_apply_diff(&th->check, csum_diff4(old, new, false));
+	return XDP_PASS;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
