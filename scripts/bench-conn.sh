@@ -239,7 +239,8 @@ row_detach() { # IFACE OPTIONS
 	fi
 	if [ "${2:-}" = @least ]; then
 		# A floor that rewrote nothing would be no floor: its table holds the row's flows.
-		least_flows_rewritten || fail "the least rewriter on $ISNG_NS/$1 rewrote no connection"
+		least_flows_rewritten "$ISNG_NS" "$1" ||
+			fail "the least rewriter on $ISNG_NS/$1 rewrote no connection"
 		in_ns "$ISNG_NS" "$build/least_rewrite" detach "$1" || fail "least_rewrite detach $ISNG_NS/$1"
 		ISNG_NS='' ISNG_IF=''
 		return 0
@@ -248,19 +249,24 @@ row_detach() { # IFACE OPTIONS
 	ISNG_NS='' ISNG_IF=''
 }
 
-# Whether the least rewriter's table (attached now, the newest map of the
-# name) holds a flow whose ISN it changed: a delta other than 0.
-least_flows_rewritten() {
-	local id
-	id=$(bpftool map show name least_flows --json | python3 -c '
-import json, sys
-maps = json.load(sys.stdin)
-ids = [m["id"] for m in (maps if isinstance(maps, list) else [maps])]
-print(max(ids) if ids else "")') || fail "bpftool map show name least_flows"
-	[ -n "$id" ] || fail "no least_flows map"
-	bpftool map dump id "$id" --json | python3 -c '
-import json, sys
-sys.exit(0 if any(e["formatted"]["value"]["delta"] for e in json.load(sys.stdin)) else 1)'
+# Whether the table of the least rewriter attached to IFACE in NS holds a
+# flow whose ISN it changed: its first entry's delta is not 0 (0 only if the
+# keyed ISN hit the host's, one in 2^32).
+least_flows_rewritten() { # NS IFACE
+	local prog map key
+	prog=$(attached_progs "$1" "$2" | awk '$2 == "least_ingress" { print $1 }')
+	[ -n "$prog" ] || fail "no least_ingress program on $1/$2"
+	for map in $(bpftool prog show id "$prog" --json | python3 -c '
+import json, sys; print(*json.load(sys.stdin).get("map_ids", []))'); do
+		bpftool map show id "$map" --json | grep -q '"name": *"least_flows"' && break
+		map=''
+	done
+	[ -n "$map" ] || fail "least_ingress (program $prog) has no least_flows map"
+	key=$(bpftool map getnext id "$map" --json | python3 -c '
+import json, sys; print(" ".join(b[2:] for b in json.load(sys.stdin)["next_key"]))') || return 1
+	# shellcheck disable=SC2086 # the key's bytes, one word each
+	bpftool map lookup id "$map" key hex $key --json | python3 -c '
+import json, sys; sys.exit(0 if json.load(sys.stdin)["formatted"]["value"]["delta"] else 1)'
 }
 
 # wrk_run (lib.sh) with the connections spread over the topology's client addresses.
@@ -353,16 +359,25 @@ sweeper_stats() {
 # connection's last a closed timeout (90 s) on. sweeper_drain cuts the
 # opening, closing and closed timeouts to DRAIN_TIMEOUT_S once the run is
 # over, the interval left as it is, and waits until both tables are empty,
-# at most DRAIN_S seconds: an entry gets the looks it gets at the defaults
-# (a promoted handshake's one; a closed connection's two, its second in the
-# long queue, whose delay is then 11 s instead of 85), so the drain takes
-# about 25 s. Flows still there then (an established one whose end was
-# lost, 24 h to live) are reported after the tables: their looks are not
-# in the figure.
-DRAIN_S=60 DRAIN_TIMEOUT_S=16
+# at most DRAIN_S seconds. A promoted handshake's entry and a closed
+# connection's then get the looks they get at the defaults: one, and two,
+# the second in the long queue, whose delay is 16 - 10 / 2 = 11 s instead of
+# 85 (it must exceed the interval, or the long queue goes unused: so the
+# interval is checked to be the default 10 s). An entry left opening or
+# closing gets two looks where the defaults give it about a dozen, and a
+# run longer than an interval has its first closed flows in the long queue
+# already, looked at once more; neither is what these runs (2 s, every
+# connection closed) make. The drain takes about 25 s. Flows still there
+# then (an established one whose end was lost, 24 h to live) are reported
+# after the tables: their looks are not in the figure.
+DRAIN_S=60 DRAIN_TIMEOUT_S=16 DRAIN_INTERVAL_MS=10000
 sweeper_drain() { # TOPOLOGY ROW
 	local cfg=$PIN_DIR/isn_config i present
 	bpftool map dump pinned "$cfg" --json >"$E2E_WORK/config.json" || fail "bpftool map dump $cfg"
+	python3 -c 'import json, sys
+sys.exit(json.load(open(sys.argv[1]))[0]["formatted"]["value"]["sweep_interval_ms"] != int(sys.argv[2]))' \
+		"$E2E_WORK/config.json" "$DRAIN_INTERVAL_MS" ||
+		fail "isn_config: sweep_interval_ms is not $DRAIN_INTERVAL_MS (sweeper_drain's timeouts are made for it)"
 	# struct isn_config (include/isnguard.h): timeout_opening at 8, timeout_closing at 16,
 	# timeout_closed at 20, read back by name below, so a moved field fails here rather
 	# than measures wrong.
@@ -371,7 +386,7 @@ import json, struct, sys
 e = json.load(open(sys.argv[1]))[0]
 v = bytearray(int(b, 16) for b in e["value"])
 for off in (8, 16, 20):
-    struct.pack_into("<I", v, off, int(sys.argv[2]))
+    struct.pack_into("=I", v, off, int(sys.argv[2]))
 print(" ".join(str(b) for b in v))
 PY
 		fail "isn_config's value"
@@ -491,8 +506,11 @@ results, profiles, as_json, rounds, secs, conns, outcome_list, header, drain = s
 rows = [r.split("|") for r in sys.argv[10:]]
 goal = {"rewrite": 0.97, "cookie_local": 0.95, "cookie_local_tcsyn": 0.95, "translate_xdp": 0.90,
         "translate_tc": 0.90, "translate_tcsyn": 0.90}
-# Row-name prefix, the anchor row, and its name in the JSON keys (ratio_to_...).
-ANCHORS = (("translate", "nft_synproxy", "kernel_synproxy"), ("rewrite", "least", "least_rewriter"))
+# The rows measured against an anchor row, the anchor, and its name in the
+# JSON keys (ratio_to_...). rewrite_tc has no XDP program, the least has one:
+# it is not put beside it.
+ANCHORS = ((("translate_xdp", "translate_tc", "translate_tcsyn"), "nft_synproxy", "kernel_synproxy"),
+           (("rewrite",), "least", "least_rewriter"))
 runs = {}
 for line in open(results):
     topo, row, mode, rnd, busy, steal, req, dur, *errs = line.rstrip("\n").split("\t")
@@ -551,9 +569,9 @@ for topo, name, what, _iface, _opts in rows:
         # path against the kernel's SYNPROXY doing the same work on the same
         # gateway (issue 18's anchor), ISN rewriting against the least
         # rewriter (row "least").
-        for prefix, anchor_row, label in ANCHORS:
+        for names, anchor_row, label in ANCHORS:
             anchor = runs.get((topo, anchor_row, mode))
-            if not name.startswith(prefix) or not anchor:
+            if name not in names or not anchor:
                 continue
             k = [mine[r][0] / anchor[r][0] for r in mine if r in anchor and anchor[r][0] > 0]
             kc = [anchor[r][2] / mine[r][2] for r in mine if r in anchor and mine[r][2] > 0]

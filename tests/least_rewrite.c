@@ -11,9 +11,12 @@
  *   least_rewrite detach IFACE   both off, IFACE's clsact qdisc with them
  *
  * Run in IFACE's network namespace, as root. The attachments hold the
- * programs and their table once this exits; a failed attach leaves nothing.
+ * programs and their table once this exits; a failed attach undoes what it
+ * made. libbpf's own attach, not libxdp's: a floor to measure against,
+ * with nothing between the driver and its program.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,7 +29,10 @@
 
 static int fail(const char *what, int err)
 {
-	fprintf(stderr, "least_rewrite: %s: %s\n", what, strerror(err < 0 ? -err : err));
+	char msg[128];
+
+	libbpf_strerror(err < 0 ? err : -err, msg, sizeof(msg));
+	fprintf(stderr, "least_rewrite: %s: %s\n", what, msg);
 	return 1;
 }
 
@@ -59,14 +65,16 @@ static int attach(int ifindex)
 	struct least_rewrite *skel;
 	struct bpf_tc_hook hook;
 	struct bpf_tc_opts opts;
+	bool created = false;
+	ssize_t n;
 	int err;
 
 	skel = least_rewrite__open();
 	if (!skel)
 		return fail("open", errno);
-	if (getrandom(skel->data->least_secret.bytes, sizeof(skel->data->least_secret.bytes), 0) !=
-	    (ssize_t)sizeof(skel->data->least_secret.bytes)) {
-		err = fail("getrandom", errno);
+	n = getrandom(skel->data->least_secret.bytes, sizeof(skel->data->least_secret.bytes), 0);
+	if (n != (ssize_t)sizeof(skel->data->least_secret.bytes)) {
+		err = fail("getrandom", n < 0 ? errno : EIO);
 		goto out;
 	}
 	err = least_rewrite__load(skel);
@@ -82,6 +90,7 @@ static int attach(int ifindex)
 	}
 	tc_hook_of(&hook, ifindex, BPF_TC_EGRESS);
 	err = bpf_tc_hook_create(&hook);
+	created = !err;
 	if (err && err != -EEXIST) {
 		fail("tc clsact qdisc", err);
 		goto undo;
@@ -97,7 +106,12 @@ static int attach(int ifindex)
 	err = 0;
 	goto out;
 undo:
-	detach(ifindex);
+	/* What this attach made, and only that: a clsact qdisc that was there stays. */
+	bpf_xdp_detach(ifindex, XDP_FLAGS_DRV_MODE, NULL);
+	if (created) {
+		tc_hook_of(&hook, ifindex, BPF_TC_INGRESS | BPF_TC_EGRESS);
+		bpf_tc_hook_destroy(&hook);
+	}
 	err = 1;
 out:
 	least_rewrite__destroy(skel);

@@ -26,7 +26,9 @@
 #include "siphash.h"
 
 #define ETH_P_IP 0x0800
-#define TC_ACT_OK 0
+/* As bpf/ctx.h: UNSPEC passes and lets filters after this one run. */
+#define TC_ACT_UNSPEC (-1)
+#define TC_ACT_SHOT 2
 #define L4_OFF (14 + 20)
 #define SEQ_OFF (L4_OFF + 4)
 #define CSUM_OFF (L4_OFF + 16)
@@ -43,9 +45,10 @@ struct least_flow {
 	__u32 host_isn;
 };
 
+/* As many entries as isnguard's flow table at its default --max-flows: none evicted in a run. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
+	__uint(max_entries, ISN_DEFAULT_MAX_FLOWS);
 	__type(key, struct least_key);
 	__type(value, struct least_flow);
 } least_flows SEC(".maps");
@@ -69,8 +72,8 @@ SEC("tc")
 int least_egress(struct __sk_buff *skb)
 {
 	void *data = (void *)(long)skb->data, *end = (void *)(long)skb->data_end;
-	struct least_flow *f, fresh;
-	struct least_key k;
+	struct least_flow *flow, fresh;
+	struct least_key key;
 	struct iphdr *iph;
 	struct tcphdr *th = least_tcp(data, end, &iph);
 	__u64 msg[2] = {};
@@ -78,59 +81,59 @@ int least_egress(struct __sk_buff *skb)
 	__u32 delta;
 
 	if (!th)
-		return TC_ACT_OK;
-	k.local = iph->saddr;
-	k.remote = iph->daddr;
-	k.local_port = th->source;
-	k.remote_port = th->dest;
+		return TC_ACT_UNSPEC;
+	key.local = iph->saddr;
+	key.remote = iph->daddr;
+	key.local_port = th->source;
+	key.remote_port = th->dest;
 	old = th->seq;
-	f = bpf_map_lookup_elem(&least_flows, &k);
-	if (th->syn && (!f || f->host_isn != bpf_ntohl(old))) {
+	flow = bpf_map_lookup_elem(&least_flows, &key);
+	if (th->syn && (!flow || flow->host_isn != bpf_ntohl(old))) {
 		/* local address || local port || remote address || remote port (bpf/tuple.h) */
-		__builtin_memcpy((__u8 *)msg, &k.local, 4);
-		__builtin_memcpy((__u8 *)msg + 4, &k.local_port, 2);
-		__builtin_memcpy((__u8 *)msg + 6, &k.remote, 4);
-		__builtin_memcpy((__u8 *)msg + 10, &k.remote_port, 2);
+		__builtin_memcpy((__u8 *)msg, &key.local, 4);
+		__builtin_memcpy((__u8 *)msg + 4, &key.local_port, 2);
+		__builtin_memcpy((__u8 *)msg + 6, &key.remote, 4);
+		__builtin_memcpy((__u8 *)msg + 10, &key.remote_port, 2);
 		fresh.host_isn = bpf_ntohl(old);
 		fresh.delta = (__u32)(bpf_ktime_get_ns() / ISN_TICK_NS) +
 			      (__u32)siphash_2_4(&least_secret, (const __u8 *)msg, ISN_TUPLE4_LEN) -
 			      fresh.host_isn;
-		if (bpf_map_update_elem(&least_flows, &k, &fresh, BPF_ANY))
-			return 2;	/* TC_ACT_SHOT: never leak the host's ISN */
+		if (bpf_map_update_elem(&least_flows, &key, &fresh, BPF_ANY))
+			return TC_ACT_SHOT;	/* never leak the host's ISN */
 		delta = fresh.delta;
-	} else if (f) {
-		delta = f->delta;
+	} else if (flow) {
+		delta = flow->delta;
 	} else {
-		return TC_ACT_OK;
+		return TC_ACT_UNSPEC;
 	}
 	new = bpf_htonl(bpf_ntohl(old) + delta);
 	if (bpf_skb_store_bytes(skb, SEQ_OFF, &new, sizeof(new), 0) ||
 	    bpf_l4_csum_replace(skb, CSUM_OFF, old, new, sizeof(new)))
-		return 2;
-	return TC_ACT_OK;
+		return TC_ACT_SHOT;
+	return TC_ACT_UNSPEC;
 }
 
 SEC("xdp")
 int least_ingress(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
-	struct least_flow *f;
-	struct least_key k;
+	struct least_flow *flow;
+	struct least_key key;
 	struct iphdr *iph;
 	struct tcphdr *th = least_tcp(data, end, &iph);
 	__be32 old, new;
 
 	if (!th || !th->ack)
 		return XDP_PASS;
-	k.local = iph->daddr;
-	k.remote = iph->saddr;
-	k.local_port = th->dest;
-	k.remote_port = th->source;
-	f = bpf_map_lookup_elem(&least_flows, &k);
-	if (!f)
+	key.local = iph->daddr;
+	key.remote = iph->saddr;
+	key.local_port = th->dest;
+	key.remote_port = th->source;
+	flow = bpf_map_lookup_elem(&least_flows, &key);
+	if (!flow)
 		return XDP_PASS;
 	old = th->ack_seq;
-	new = bpf_htonl(bpf_ntohl(old) - f->delta);
+	new = bpf_htonl(bpf_ntohl(old) - flow->delta);
 	th->ack_seq = new;
 	csum_apply_diff(&th->check, csum_diff4(old, new, false));
 	return XDP_PASS;
