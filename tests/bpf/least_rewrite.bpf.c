@@ -17,6 +17,9 @@
  * traffic has no loss), no RST checks, no expiry beyond the LRU's, no
  * counters, no TCP-MD5 guard. A floor to measure against, not a translator
  * to run.
+ *
+ * Size (bpftool prog show, clang 14, kernel 6.18): least_egress 428
+ * instructions (447 processed by the verifier), least_ingress 73 (77).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_endian.h>
