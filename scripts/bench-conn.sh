@@ -400,7 +400,7 @@ t = int(sys.argv[1])
 sys.exit(0 if (f["timeout_opening"], f["timeout_closing"], f["timeout_closed"]) == (t, t, t) else 1)' \
 		"$DRAIN_TIMEOUT_S" || fail "isn_config: the timeouts not where written"
 	for ((i = 0; i < DRAIN_S; i++)); do
-		present=$(isng stats --json | json_num flows_present) || fail "isng stats --json"
+		present=$(isng_counter flows_present) || fail "isng stats --json"
 		[ "$present" = 0 ] && return 0
 		sleep 1
 	done
