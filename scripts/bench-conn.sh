@@ -161,11 +161,14 @@ done | ip -n "$NS_B" -batch - || fail "B's client addresses"
 # "least" is no isnguard either, but the least any ISN rewriter on the host
 # must do (tests/bpf/least_rewrite.bpf.c: keyed ISN on the SYN-ACK, one LRU
 # entry, seq += delta out at tc, ack -= delta in at XDP, nothing else): the
-# floor of the rewrite rows, whose ratios to it are printed too.
+# floor of the rewrite rows, whose ratios to it are printed too; "least_tc"
+# the same with its ack -= delta at tc ingress and no XDP program, the
+# floor of rewrite_tc.
 host_rows=(
 	"none|without isnguard|-|-"
 	"floor|no isnguard, an XDP_PASS program alone|$IF_HA|@xdp_pass"
 	"least|no isnguard, the least ISN rewriter (a floor)|$IF_HA|@least"
+	"least_tc|no isnguard, the least ISN rewriter at tc ingress (a floor)|$IF_HA|@least_tc"
 	"rewrite|ISN rewriting alone|$IF_HA|"
 	"rewrite_tc|ISN rewriting alone, --ingress tc|$IF_HA|--ingress tc"
 	"cookie_local|SYN cookies, local path|$IF_HA|--synproxy $PORT --synproxy-path local"
@@ -215,9 +218,11 @@ row_attach() { # IFACE OPTIONS
 			fail "XDP_PASS program on $ISNG_NS/$iface"
 		return 0
 	fi
-	if [ "$opts" = @least ]; then
-		in_ns "$ISNG_NS" "$build/least_rewrite" attach "$iface" ||
-			fail "least_rewrite attach $ISNG_NS/$iface"
+	if [ "$opts" = @least ] || [ "$opts" = @least_tc ]; then
+		local least_args=(attach "$iface")
+		[ "$opts" = @least_tc ] && least_args+=(--ingress tc)
+		in_ns "$ISNG_NS" "$build/least_rewrite" "${least_args[@]}" ||
+			fail "least_rewrite ${least_args[*]} in $ISNG_NS"
 		return 0
 	fi
 	# shellcheck disable=SC2086 # opts is a list of options
@@ -237,7 +242,7 @@ row_detach() { # IFACE OPTIONS
 		ISNG_NS='' ISNG_IF=''
 		return 0
 	fi
-	if [ "${2:-}" = @least ]; then
+	if [ "${2:-}" = @least ] || [ "${2:-}" = @least_tc ]; then
 		# A floor that rewrote nothing would be no floor: its table holds the row's flows.
 		least_flows_rewritten "$ISNG_NS" "$1" ||
 			fail "the least rewriter on $ISNG_NS/$1 rewrote no connection"
@@ -254,14 +259,15 @@ row_detach() { # IFACE OPTIONS
 # keyed ISN hit the host's, one in 2^32).
 least_flows_rewritten() { # NS IFACE
 	local prog map key
-	prog=$(attached_progs "$1" "$2" | awk '$2 == "least_ingress" { print $1 }')
-	[ -n "$prog" ] || fail "no least_ingress program on $1/$2"
+	# least_egress: on the device with either ingress, its name within the kernel's 15 characters.
+	prog=$(attached_progs "$1" "$2" | awk '$2 == "least_egress" { print $1 }')
+	[ -n "$prog" ] || fail "no least_egress program on $1/$2"
 	for map in $(bpftool prog show id "$prog" --json | python3 -c '
 import json, sys; print(*json.load(sys.stdin).get("map_ids", []))'); do
 		bpftool map show id "$map" --json | grep -q '"name": *"least_flows"' && break
 		map=''
 	done
-	[ -n "$map" ] || fail "least_ingress (program $prog) has no least_flows map"
+	[ -n "$map" ] || fail "least_egress (program $prog) has no least_flows map"
 	key=$(bpftool map getnext id "$map" --json | python3 -c '
 import json, sys; print(" ".join(b[2:] for b in json.load(sys.stdin)["next_key"]))') || return 1
 	# shellcheck disable=SC2086 # the key's bytes, one word each
@@ -507,10 +513,11 @@ rows = [r.split("|") for r in sys.argv[10:]]
 goal = {"rewrite": 0.97, "cookie_local": 0.95, "cookie_local_tcsyn": 0.95, "translate_xdp": 0.90,
         "translate_tc": 0.90, "translate_tcsyn": 0.90}
 # The rows measured against an anchor row, the anchor, and its name in the
-# JSON keys (ratio_to_...). rewrite_tc has no XDP program, the least has one:
-# it is not put beside it.
+# JSON keys (ratio_to_...). rewrite_tc has no XDP program, nor has least_tc:
+# each rewrite row is put beside the least rewriter on the same hooks.
 ANCHORS = ((("translate_xdp", "translate_tc", "translate_tcsyn"), "nft_synproxy", "kernel_synproxy"),
-           (("rewrite",), "least", "least_rewriter"))
+           (("rewrite",), "least", "least_rewriter"),
+           (("rewrite_tc",), "least_tc", "least_rewriter_tc"))
 runs = {}
 for line in open(results):
     topo, row, mode, rnd, busy, steal, req, dur, *errs = line.rstrip("\n").split("\t")
@@ -568,7 +575,7 @@ for topo, name, what, _iface, _opts in rows:
         # Round by round against an anchor in the same rounds: the translate
         # path against the kernel's SYNPROXY doing the same work on the same
         # gateway (issue 18's anchor), ISN rewriting against the least
-        # rewriter (row "least").
+        # rewriter (rows "least", "least_tc").
         for names, anchor_row, label in ANCHORS:
             anchor = runs.get((topo, anchor_row, mode))
             if name not in names or not anchor:
@@ -667,6 +674,9 @@ for r in out["rows"]:
         r["errors"]))
 for label, title in (("least_rewriter", "ISN rewriting against the least rewriter (row least,"
                       " same rounds): rate and CPU ratios, isnguard over the least, [95% intervals]"),
+                     ("least_rewriter_tc", "ISN rewriting with --ingress tc against the least"
+                      " rewriter at tc ingress (row least_tc, same rounds): rate and CPU ratios,"
+                      " isnguard over the least, [95% intervals]"),
                      ("kernel_synproxy", "The translate path against the kernel's SYNPROXY"
                       " (nftables on the same gateway, same rounds): rate and CPU ratios,"
                       " isnguard over nftables, [95% intervals]")):

@@ -7,7 +7,8 @@
  * OpenSSL reference, M within the clock around the run); a retransmission
  * keeps that ISN on a later clock tick, a new host ISN on the tuple gets a
  * new one; the flow's later segments move by its delta, seq out and ack
- * in; another flow's segments and the peer's SYN pass untouched. Every
+ * in (through XDP, and through tc ingress for the row without XDP);
+ * another flow's segments and the peer's SYN pass untouched. Every
  * frame is otherwise as sent, checksums valid.
  */
 #include <string.h>
@@ -172,7 +173,7 @@ TEST(test_least_rewriter_gives_the_synack_the_keyed_isn)
  */
 struct least_case {
 	const char *what;
-	bool from_host;		/* through tc egress, else XDP */
+	bool from_host;		/* through tc egress, else XDP and tc ingress */
 	uint16_t host_port;
 	uint8_t flags;
 	uint32_t seq_off, ack_off;	/* from the host's ISN + 1 and the peer's ISN + 1 */
@@ -228,10 +229,22 @@ TEST(test_least_rewriter_moves_the_flows_segments_by_its_delta)
 			segment(want, &s, false, c->host_port, c->flags, seq,
 				syn ? 0 : ack + delta - by, c->payload);
 		}
-		if (!run(c->from_host ? skel->progs.least_egress : skel->progs.least_ingress, in,
-			 len, out, c->from_host ? TC_ACT_UNSPEC : XDP_PASS, c->what))
+		if (c->from_host) {
+			if (run(skel->progs.least_egress, in, len, out, TC_ACT_UNSPEC, c->what)) {
+				ASSERT_MEMEQ(out, want, len, c->what);
+				ASSERT_TRUE(pkt_csums_ok(out, len), c->what);
+			}
 			continue;
-		ASSERT_MEMEQ(out, want, len, c->what);
-		ASSERT_TRUE(pkt_csums_ok(out, len), c->what);
+		}
+		/* The peer's segment, through XDP and through tc ingress (row least_tc). */
+		if (run(skel->progs.least_ingress, in, len, out, XDP_PASS, c->what)) {
+			ASSERT_MEMEQ(out, want, len, c->what);
+			ASSERT_TRUE(pkt_csums_ok(out, len), c->what);
+		}
+		memset(out, 0, len);
+		if (run(skel->progs.least_ingress_tc, in, len, out, TC_ACT_UNSPEC, c->what)) {
+			ASSERT_MEMEQ(out, want, len, c->what);
+			ASSERT_TRUE(pkt_csums_ok(out, len), c->what);
+		}
 	}
 }
