@@ -512,12 +512,19 @@ results, profiles, as_json, rounds, secs, conns, outcome_list, header, drain = s
 rows = [r.split("|") for r in sys.argv[10:]]
 goal = {"rewrite": 0.97, "cookie_local": 0.95, "cookie_local_tcsyn": 0.95, "translate_xdp": 0.90,
         "translate_tc": 0.90, "translate_tcsyn": 0.90}
-# The rows measured against an anchor row, the anchor, and its name in the
-# JSON keys (ratio_to_...). rewrite_tc has no XDP program, nor has least_tc:
-# each rewrite row is put beside the least rewriter on the same hooks.
-ANCHORS = ((("translate_xdp", "translate_tc", "translate_tcsyn"), "nft_synproxy", "kernel_synproxy"),
-           (("rewrite",), "least", "least_rewriter"),
-           (("rewrite_tc",), "least_tc", "least_rewriter_tc"))
+# The rows measured against an anchor row, the anchor, its name in the JSON
+# keys (ratio_to_...) and the title its table gets. rewrite_tc has no XDP
+# program, nor has least_tc: each rewrite row is put beside the least
+# rewriter on the same hooks.
+ANCHORS = ((("rewrite",), "least", "least_rewriter",
+            "ISN rewriting against the least rewriter (row least, same rounds): rate and CPU"
+            " ratios, isnguard over the least, [95% intervals]"),
+           (("rewrite_tc",), "least_tc", "least_rewriter_tc",
+            "ISN rewriting with --ingress tc against the least rewriter at tc ingress (row"
+            " least_tc, same rounds): rate and CPU ratios, isnguard over the least, [95% intervals]"),
+           (("translate_xdp", "translate_tc", "translate_tcsyn"), "nft_synproxy", "kernel_synproxy",
+            "The translate path against the kernel's SYNPROXY (nftables on the same gateway, same"
+            " rounds): rate and CPU ratios, isnguard over nftables, [95% intervals]"))
 runs = {}
 for line in open(results):
     topo, row, mode, rnd, busy, steal, req, dur, *errs = line.rstrip("\n").split("\t")
@@ -576,7 +583,7 @@ for topo, name, what, _iface, _opts in rows:
         # path against the kernel's SYNPROXY doing the same work on the same
         # gateway (issue 18's anchor), ISN rewriting against the least
         # rewriter (rows "least", "least_tc").
-        for names, anchor_row, label in ANCHORS:
+        for names, anchor_row, label, _title in ANCHORS:
             anchor = runs.get((topo, anchor_row, mode))
             if name not in names or not anchor:
                 continue
@@ -672,14 +679,7 @@ for r in out["rows"]:
         "" if none else "[%.3f-%.3f]" % tuple(r["cpu_ratio_ci95"]),
         "" if r["goal"] is None else "%.2f" % r["goal"], r["goal_verdict"] or "",
         r["errors"]))
-for label, title in (("least_rewriter", "ISN rewriting against the least rewriter (row least,"
-                      " same rounds): rate and CPU ratios, isnguard over the least, [95% intervals]"),
-                     ("least_rewriter_tc", "ISN rewriting with --ingress tc against the least"
-                      " rewriter at tc ingress (row least_tc, same rounds): rate and CPU ratios,"
-                      " isnguard over the least, [95% intervals]"),
-                     ("kernel_synproxy", "The translate path against the kernel's SYNPROXY"
-                      " (nftables on the same gateway, same rounds): rate and CPU ratios,"
-                      " isnguard over nftables, [95% intervals]")):
+for _names, _anchor_row, label, title in ANCHORS:
     anchored = [r for r in out["rows"] if "ratio_to_" + label in r]
     if anchored:
         print("\n" + title)
