@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The state pinned under pin_dir() as a load finds and leaves it
+ * (user/state.c): kept maps reused or upgraded, this load's pinned, the
+ * isn_links records, the lock, the removal. Errors as one line on stderr
+ * where a function names the interface; 0 or -errno.
+ */
+#ifndef ISNGUARD_STATE_H
+#define ISNGUARD_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+struct bpf_map_info;
+struct isnguard;
+
+/* How many maps isnguard pins (state.c's pinned_maps). */
+#define STATE_MAP_COUNT 15
+
+/*
+ * Pinned maps of another layout: state kept (`detach --keep-state`) by
+ * another isnguard build, as over an upgrade. What this load can rebuild
+ * it makes anew, and their pins are replaced once it has loaded: the
+ * sweeper's map and queues, all four together (a new sweeper gives the
+ * kept flows their slots, bpf/sweeper.h), and the counters when this build
+ * has more (their counts added; the ones appended since start at 0), but
+ * not while an interface still runs the other build; flow tables of the
+ * 64-byte layout are copied into new ones, with a new sweeper (state.c).
+ * Flow tables of any other layout, key, config or SYN-proxy settings of
+ * another layout are refused with a line naming the map: their entries
+ * cannot be read as this build's.
+ */
+struct kept_maps {
+	int old_fd[STATE_MAP_COUNT];	/* replaced, or -1 */
+	bool new_sweeper;	/* the sweeper's maps, of another layout, made anew */
+	bool flows_copied;	/* flow tables of the 64-byte layout copied into new ones */
+};
+
+void kept_maps_init(struct kept_maps *km);
+void kept_maps_close(struct kept_maps *km);
+
+/* A pinned map of another build, which cannot be kept: one line, its layout beside this build's. */
+void report_other_build(const char *ifname, const char *name,
+			const struct bpf_map_info *got, __u32 type, __u32 key, __u32 value);
+/* --max-flows of the kept state; -EPROTO, with the config's map info in *info, from another build. */
+int pinned_max_flows(uint32_t *max_flows, struct bpf_map_info *info);
+
+/* The pinned maps reused by this load's object; those of another layout go into km. */
+int reuse_pinned_maps(struct isnguard *skel, const char *ifname, struct kept_maps *km);
+/* What the maps made anew take over from the kept ones they replace: counters, 64-byte flows. */
+int copy_kept_maps(struct isnguard *skel, const struct kept_maps *km);
+/* This load's state maps pinned, in the place of those km replaces. */
+int pin_new_maps(struct isnguard *skel, struct kept_maps *km);
+/* Every pin of the state, and its directory. */
+void remove_state(void);
+
+/* Forgets ifindex and stale records in isn_links: how many attachments remain, or -errno. */
+int forget_link(int ifindex);
+/* Attachments left in this network namespace (after forget_link). */
+int links_here(void);
+
+/* One attach or detach at a time: the lock's fd, or -1 after the error line. */
+int state_lock(const char *cmd);
+
+#endif /* ISNGUARD_STATE_H */
