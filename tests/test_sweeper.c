@@ -753,7 +753,7 @@ out:
 /*
  * State kept from an isnguard whose sweeper had no queues (the walk before
  * issue 17): its entries have no slot, and the running sweeper never looks
- * at them. The loader then makes the sweeper's maps anew (user/loader.c,
+ * at them. The loader then makes the sweeper's maps anew (user/state.c,
  * struct kept_maps); a new sweeper, never armed, gives each entry found in
  * the tables a slot when it starts, and the idle ones expire. Here a
  * second datapath object shares every map but the sweeper's, as an attach
