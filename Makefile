@@ -36,7 +36,7 @@ endif
 CFLAGS ?= -O2 -g
 USER_CFLAGS := $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -I$(BUILD) -MMD -MP
 # Recursively expanded, so `make deps` can install pkg-config files first.
-USER_LIBS = $(shell $(PKG_CONFIG) --libs libxdp libbpf libcrypto 2>/dev/null || echo -lxdp -lbpf -lelf -lz -lcrypto)
+USER_LIBS = $(shell $(PKG_CONFIG) --libs libxdp libbpf libcrypto inih 2>/dev/null || echo -lxdp -lbpf -lelf -lz -lcrypto -linih)
 
 # The CLI: main.c dispatches, one file per command group, ref/ is the OpenSSL reference.
 CLI_SRCS := $(wildcard user/*.c) $(wildcard user/ref/*.c)
@@ -55,7 +55,7 @@ TEST_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRCS))
 BENCH_FLOOD_SECONDS ?= 5
 BENCH_OBJS := $(BUILD)/tests/bench.o $(BUILD)/tests/bpf_run.o $(BUILD)/tests/pkt.o
 
-.PHONY: all test test-unit test-e2e check-verifier test-kernels bench demo deps install clean vmlinux
+.PHONY: FORCE all test test-unit test-e2e check-verifier test-kernels bench demo deps install clean vmlinux
 
 all: $(BUILD)/isnguard $(BPF_OBJS) $(SKELS) $(BUILD)/isnguard.8
 
@@ -78,6 +78,19 @@ $(BUILD)/%.bpf.o: tests/bpf/%.bpf.c $(VMLINUX_H) | $(BUILD)
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(notdir $*) > $@
+
+# version.h: rewritten only when its text changes, so a new commit rebuilds main.o alone.
+ISNGUARD_VERSION ?= 0.2
+$(BUILD)/version.h: FORCE | $(BUILD)
+	$(Q)printf '#define ISNGUARD_VERSION "%s"\n#define ISNGUARD_COMMIT "%s"\n#define ISNGUARD_LIBXDP "%s"\n' \
+		'$(ISNGUARD_VERSION)' \
+		"$$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$$(git diff --quiet HEAD -- 2>/dev/null || echo -dirty)" \
+		"$$($(PKG_CONFIG) --modversion libxdp 2>/dev/null || echo unknown)" > $@.tmp
+	$(Q)cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+
+$(BUILD)/user/main.o: $(BUILD)/version.h
+
+FORCE:
 
 $(BUILD)/user/%.o: user/%.c $(SKELS) | $(BUILD)/user $(BUILD)/user/ref
 	$(call msg,CC,$@)

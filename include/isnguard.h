@@ -560,6 +560,8 @@ enum link_flags {
 	 * device has no XDP program at all.
 	 */
 	LINK_F_SYN_TC = 1,
+	/* attach made the device's clsact qdisc: detach removes it once no filter is left on it */
+	LINK_F_CLSACT_MADE = 2,
 };
 
 struct link_info {
@@ -616,6 +618,10 @@ struct isn_prof {
 #define ISN_MAP_SWEEP_LONG "isn_sweep_long"
 #define ISN_MAP_FLOW_COUNT "isn_flow_count"
 #define ISN_MAP_SYN_RESEND "isn_syn_resend"
+/* the tick program, pinned by attach so apply and synproxy can put the tick back (user/loader.c) */
+#define ISN_PIN_TICK_PROG "isnguard_tc_tick"
+/* userspace's record of the key file applied last (user/key.c): not a program's map */
+#define ISN_MAP_KEY_SOURCE "isn_key_source"
 #define ISN_MAP_FASTPATH "isn_fastpath"	/* the program's own: not pinned */
 #define ISN_DEFAULT_MAX_FLOWS 262144
 /*

@@ -12,6 +12,8 @@ packages=(
 	libbpf-dev libelf-dev zlib1g-dev	# libbpf and what it links
 	libxdp-dev xdp-tools		# XDP attach through the dispatcher
 	libssl-dev			# OpenSSL reference MD5/SipHash
+	libinih-dev			# the config file (user/config.c)
+	systemd				# systemd-analyze verify of the unit in the end-to-end tests
 	iproute2 tcpdump nftables	# namespaces, veth, captures, packet loss in end-to-end tests
 	util-linux openssl ethtool	# nsenter; openssl cross-checks test streams; ethtool forces software checksums
 	nginx wrk apache2-utils curl	# real server and clients: end-to-end tests, the connection-rate bench

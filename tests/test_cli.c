@@ -320,7 +320,8 @@ TEST(test_cli_help_on_every_command)
 		{ "--help" }, { "help" }, { "isn", "--help" }, { "attach", "--help" },
 		{ "detach", "--help" }, { "status", "--help" }, { "stats", "--help" },
 		{ "flows", "--help" }, { "mode", "--help" }, { "key", "--help" },
-		{ "synproxy", "--help" },
+		{ "synproxy", "--help" }, { "apply", "--help" }, { "config", "--help" },
+		{ "purge", "--help" }, { "version", "--help" },
 	};
 
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
@@ -331,4 +332,106 @@ TEST(test_cli_help_on_every_command)
 		ASSERT_EQ(res.status, 0, cmds[i][0]);
 		ASSERT_TRUE(strstr(res.out, "Usage: isnguard"), "usage printed");
 	}
+}
+
+TEST(test_cli_version_json_is_one_object_and_dash_V_prints_it)
+{
+	const char *const json_args[] = { "version", "--json", NULL };
+	const char *const short_args[] = { "-V", NULL };
+	struct cli_result res;
+
+	if (!ASSERT_TRUE(run_cli(&res, json_args), "run isnguard"))
+		return;
+	ASSERT_EQ(res.status, 0, "version --json: exit status");
+	ASSERT_TRUE(!strncmp(res.out, "{\"name\":\"isnguard\",\"version\":\"", 30),
+		    "version --json: starts with name and version");
+	ASSERT_TRUE(strstr(res.out, "\"libbpf\":\"v") && strstr(res.out, "\"commit\":\""),
+		    "version --json: libbpf and commit");
+	ASSERT_TRUE(strlen(res.out) > 2 && !strcmp(res.out + strlen(res.out) - 2, "}\n"),
+		    "version --json: one object, one line");
+	if (!ASSERT_TRUE(run_cli(&res, short_args), "run isnguard"))
+		return;
+	ASSERT_EQ(res.status, 0, "-V: exit status");
+	ASSERT_TRUE(!strncmp(res.out, "isnguard ", 9) && strstr(res.out, "libxdp"), "-V: version line");
+}
+
+TEST(test_cli_help_command_prints_that_commands_usage)
+{
+	const char *const args[] = { "help", "attach", NULL };
+	const char *const bad[] = { "help", "nosuch", NULL };
+	struct cli_result res;
+
+	if (!ASSERT_TRUE(run_cli(&res, args), "run isnguard"))
+		return;
+	ASSERT_EQ(res.status, 0, "exit status");
+	ASSERT_TRUE(!strncmp(res.out, "Usage: isnguard attach", 22), "attach's usage");
+	ASSERT_TRUE(strstr(res.out, "--synproxy-path") != NULL, "attach's options");
+	if (!ASSERT_TRUE(run_cli(&res, bad), "run isnguard"))
+		return;
+	ASSERT_EQ(res.status, 2, "unknown command: exit status");
+}
+
+static bool write_config(char *path, size_t len, const char *text)
+{
+	int fd;
+
+	snprintf(path, len, "/tmp/isng-config-XXXXXX");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return false;
+	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
+		close(fd);
+		return false;
+	}
+	close(fd);
+	return true;
+}
+
+TEST(test_config_check_reports_each_error_with_its_line)
+{
+	const char *text = "[global]\n"
+			   "hash = siphash\n"
+			   "max-flows = lots\n"
+			   "[interface eth0]\n"
+			   "synproxy = 80\n"
+			   "colour = blue\n"
+			   "ingress = tc\n";
+	char path[64], want[96];
+	const char *args[] = { "config", "check", path, NULL };
+	struct cli_result res;
+
+	if (!ASSERT_TRUE(write_config(path, sizeof(path), text), "config file"))
+		return;
+	if (ASSERT_TRUE(run_cli(&res, args), "run isnguard")) {
+		ASSERT_EQ(res.status, 2, "exit status");
+		ASSERT_STREQ(res.out, "", "stdout");
+		for (int line = 3; line <= 7; line++) {
+			snprintf(want, sizeof(want), "isnguard: %s:%d: ", path, line);
+			/* 3: bad value; 5: a global key in [interface]; 6: unknown key */
+			ASSERT_EQ(strstr(res.err, want) != NULL, line == 3 || line == 5 || line == 6,
+				  want);
+		}
+	}
+	unlink(path);
+}
+
+TEST(test_config_example_passes_config_check)
+{
+	const char *example_args[] = { "config", "example", NULL };
+	char path[64], want[96];
+	const char *args[] = { "config", "check", path, NULL };
+	struct cli_result res;
+
+	if (!ASSERT_TRUE(run_cli(&res, example_args), "run isnguard"))
+		return;
+	ASSERT_EQ(res.status, 0, "config example: exit status");
+	if (!ASSERT_TRUE(write_config(path, sizeof(path), res.out), "config file"))
+		return;
+	if (ASSERT_TRUE(run_cli(&res, args), "run isnguard")) {
+		snprintf(want, sizeof(want), "%s: ok, 1 interface\n", path);
+		ASSERT_EQ(res.status, 0, "config check: exit status");
+		ASSERT_STREQ(res.out, want, "config check: stdout");
+		ASSERT_STREQ(res.err, "", "config check: stderr");
+	}
+	unlink(path);
 }

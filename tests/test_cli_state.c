@@ -593,7 +593,9 @@ static const struct {
 	{ "NUL after the key", KEY_HEX "\0" "ff", 35 },
 };
 
-static void expect_bad_key_file(const struct pinned_state *st, const char *desc, const char *path)
+/* A bad key exits 2 (bad usage); a file that cannot be read 1 (runtime), as every command's. */
+static void expect_bad_key_file(const struct pinned_state *st, const char *desc, const char *path,
+				int status)
 {
 	const char *args[] = { "key", "set", "--from-file", path, NULL };
 	struct isn_key old, got;
@@ -602,7 +604,7 @@ static void expect_bad_key_file(const struct pinned_state *st, const char *desc,
 	memset(old.bytes, OLD_KEY_BYTE, sizeof(old.bytes));
 	if (!ASSERT_TRUE(run_cli(&res, args), desc))
 		return;
-	ASSERT_EQ(res.status, 2, desc);
+	ASSERT_EQ(res.status, status, desc);
 	ASSERT_STREQ(res.out, "", desc);
 	if (!is_one_error_line(res.err, "isnguard: key: "))
 		FAIL("%s: stderr is not one 'isnguard: key: ...' line: \"%s\"", desc, res.err);
@@ -610,7 +612,7 @@ static void expect_bad_key_file(const struct pinned_state *st, const char *desc,
 	ASSERT_MEMEQ(&got, &old, sizeof(old), desc);
 }
 
-TEST(test_key_set_bad_file_exits_2_and_keeps_key)
+TEST(test_key_set_bad_file_exits_2_missing_file_1_and_keeps_key)
 {
 	struct pinned_state st;
 	char path[64];
@@ -622,10 +624,10 @@ TEST(test_key_set_bad_file_exits_2_and_keeps_key)
 		if (!ASSERT_TRUE(write_temp_file(path, sizeof(path), bad_key_files[i].content,
 						 bad_key_files[i].len), bad_key_files[i].desc))
 			break;
-		expect_bad_key_file(&st, bad_key_files[i].desc, path);
+		expect_bad_key_file(&st, bad_key_files[i].desc, path, 2);
 		unlink(path);
 	}
-	expect_bad_key_file(&st, "missing file", "/nonexistent/isnguard.key");
+	expect_bad_key_file(&st, "missing file", "/nonexistent/isnguard.key", 1);
 	state_destroy(&st);
 }
 

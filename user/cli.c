@@ -152,6 +152,7 @@ int cli_parse(struct cli_parser *p, int argc, char **argv)
 
 
 bool cli_json_errors;
+const char *cli_error_context;
 
 /* Under --json an error is one JSON object on stdout, as bpftool's p_err does. */
 static void json_error(const char *message)
@@ -171,12 +172,14 @@ int cli_usage_error(const struct cli_parser *p, const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	n = snprintf(message, sizeof(message), "%s: ", p->cmd);
+	n = snprintf(message, sizeof(message), "%s: ", cli_error_context ? cli_error_context : p->cmd);
 	va_start(ap, fmt);
 	vsnprintf(message + n, sizeof(message) - (size_t)n, fmt, ap);
 	va_end(ap);
 	if (cli_json_errors)
 		json_error(message);
+	else if (cli_error_context)
+		fprintf(stderr, "%s: %s\n", PROG_NAME, message);
 	else
 		fprintf(stderr, "%s: %s (see '%s %s --help')\n", PROG_NAME, message, PROG_NAME,
 			p->cmd);

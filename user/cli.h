@@ -101,6 +101,12 @@ void cli_usage(const struct cli_parser *p, FILE *out);
  * errors are then {"error": "<message>"} on stdout, with the same exit codes.
  */
 extern bool cli_json_errors;
+/*
+ * When set ("isnguard.conf:12"), usage errors name it instead of the
+ * command and point to no --help: the config file's options go through the
+ * same option tables as the command line's.
+ */
+extern const char *cli_error_context;
 
 /* "isnguard: <cmd>: <message>" on stderr, then a pointer to --help. Returns EXIT_USAGE. */
 int cli_usage_error(const struct cli_parser *p, const char *fmt, ...)

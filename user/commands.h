@@ -6,11 +6,14 @@
 int do_isn(int argc, char **argv);	/* isn.c */
 int do_attach(int argc, char **argv);	/* attach.c */
 int do_detach(int argc, char **argv);	/* attach.c */
-int do_status(int argc, char **argv);	/* attach.c */
+int do_status(int argc, char **argv);	/* status.c */
 int do_stats(int argc, char **argv);	/* stats.c */
 int do_flows(int argc, char **argv);	/* flows.c */
 int do_mode(int argc, char **argv);	/* key.c */
 int do_key(int argc, char **argv);	/* key.c */
 int do_synproxy(int argc, char **argv);	/* synproxy.c */
+int do_apply(int argc, char **argv);	/* apply.c */
+int do_config(int argc, char **argv);	/* config.c */
+int do_purge(int argc, char **argv);	/* purge.c */
 
 #endif /* ISNGUARD_COMMANDS_H */

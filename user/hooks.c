@@ -144,6 +144,11 @@ static uint32_t tc_query(int ifindex, enum bpf_tc_attach_point point)
 	return opts.prog_id;
 }
 
+bool tick_filter_present(int ifindex)
+{
+	return tc_query(ifindex, BPF_TC_INGRESS) != 0;
+}
+
 int loader_query(int ifindex, struct attachment *att)
 {
 	struct xdp_multiprog *mp;
@@ -156,6 +161,7 @@ int loader_query(int ifindex, struct attachment *att)
 		att->ingress_prog_id = xdp_program__id(prog);
 		att->ingress_kind = xdp_multiprog__attach_mode(mp) == XDP_MODE_SKB
 					    ? LINK_INGRESS_XDP_SKB : LINK_INGRESS_XDP_NATIVE;
+		att->xdp_native = att->ingress_kind == LINK_INGRESS_XDP_NATIVE;
 		xdp_multiprog__close(mp);
 		att->cookie_prog_id = tc_query(ifindex, BPF_TC_INGRESS);
 	} else {
@@ -165,6 +171,7 @@ int loader_query(int ifindex, struct attachment *att)
 		prog = xdp_find(ifindex, XDP_COOKIE_PROG_NAME, &mp);
 		if (prog) {
 			att->cookie_prog_id = xdp_program__id(prog);
+			att->xdp_native = xdp_multiprog__attach_mode(mp) != XDP_MODE_SKB;
 			xdp_multiprog__close(mp);
 		}
 	}
@@ -247,7 +254,7 @@ static void select_programs(struct isnguard *skel, const struct attach_request *
 	bpf_program__set_autoload(skel->progs.isnguard_tc_ingress, tc);
 	bpf_program__set_autoload(skel->progs.isnguard_tc_cookie, !tc);
 	bpf_program__set_autoload(skel->progs.isnguard_xdp_cookie,
-				  tc && req->synproxy && !req->syn_tc);
+				  tc && (req->synproxy || req->synproxy_kept) && !req->syn_tc);
 	bpf_program__set_autoload(skel->progs.isnguard_tc_tick, true);
 	bpf_program__set_autoload(skel->progs.isnguard_sweeper, true);
 }
@@ -258,6 +265,14 @@ static void select_programs(struct isnguard *skel, const struct attach_request *
  * only when the client retransmits, as before: a warning, not a failure.
  */
 void attach_tick(struct isnguard *skel, const struct attach_request *req)
+{
+	char who[64];
+
+	snprintf(who, sizeof(who), "attach %s", req->ifname);
+	attach_tick_prog(bpf_program__fd(skel->progs.isnguard_tc_tick), who);
+}
+
+int attach_tick_prog(int prog_fd, const char *who)
 {
 	struct bpf_tc_hook hook;
 	struct bpf_tc_opts opts;
@@ -272,16 +287,17 @@ void attach_tick(struct isnguard *skel, const struct attach_request *req)
 	}
 	if (!err) {
 		tc_filter_opts(&opts);
-		opts.prog_fd = bpf_program__fd(skel->progs.isnguard_tc_tick);
+		opts.prog_fd = prog_fd;
 		opts.flags = BPF_TC_F_REPLACE;
 		err = bpf_tc_attach(&hook, &opts);
 	}
 	if (err) {
 		libbpf_message(msg, sizeof(msg), err);
-		fprintf(stderr, "%s: warning: attach %s: tick device %s: %s: the SYN proxy resends "
+		fprintf(stderr, "%s: warning: %s: tick device %s: %s: the SYN proxy resends "
 			"a SYN to a silent server only when the client retransmits\n", PROG_NAME,
-			req->ifname, ISN_TICK_DEV, msg);
+			who, ISN_TICK_DEV, msg);
 	}
+	return err;
 }
 
 /* The XDP program called name, through libxdp; loads the object on the way. */
@@ -329,7 +345,7 @@ int attach_ingress(struct isnguard *skel, const struct attach_request *req, int 
 	refused_prog[0] = 0;
 	select_programs(skel, req);
 	if (req->ingress == LINK_INGRESS_TC) {
-		bool xdp = req->synproxy && !req->syn_tc;
+		bool xdp = (req->synproxy || req->synproxy_kept) && !req->syn_tc;
 
 		err = xdp ? attach_xdp(skel, req, ifindex, XDP_COOKIE_PROG_NAME, &in->xdp_prog,
 				       &in->cookie_prog_id)

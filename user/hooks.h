@@ -47,5 +47,9 @@ int detach_xdp(const char *ifname, int ifindex, const char *name);
 
 /* The tick device's filter, for the SYN proxy's resends; a warning, not a failure, if it fails. */
 void attach_tick(struct isnguard *skel, const struct attach_request *req);
+/* Our filter is on the tick device's clsact ingress. */
+bool tick_filter_present(int ifindex);
+/* The same with a program's fd (the pinned one); who names the caller in the warning. */
+int attach_tick_prog(int prog_fd, const char *who);
 
 #endif /* ISNGUARD_HOOKS_H */

@@ -10,8 +10,10 @@
 #include <string.h>
 #include <time.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <openssl/sha.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -20,6 +22,7 @@
 #include "parse.h"
 #include "pinned.h"
 #include "ref/isn_ref.h"
+#include "keyfile.h"
 
 /* --- mode ---------------------------------------------------------------- */
 
@@ -188,45 +191,52 @@ static char *trim(char *text, size_t len)
 	return text;
 }
 
-/* A problem with FILE is a problem with the argument: exit 2, like a bad --key. */
-static int parse_key_text(const struct cli_parser *p, const char *path, char *text,
-			  ssize_t len, struct isn_key *key)
+int key_file_read(const char *cmd, const char *path, bool private_only, struct isn_key *key)
 {
-	const char *why = NULL;
+	bool from_stdin = !strcmp(path, "-");
+	char text[KEY_FILE_MAX + 2];	/* one byte past the limit tells "too long", one for NUL */
+	const char *why = NULL, *name = from_stdin ? "stdin" : path;
+	struct stat st;
+	ssize_t len;
+	int fd, err = 0;
 
-	if (len < 0) {
-		cli_error("key: read %s: %s", path, strerror((int)-len));
-		return EXIT_USAGE;
+	fd = from_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		cli_error("%s: open the key file %s: %s", cmd, path, strerror(errno));
+		return EXIT_RUNTIME;
 	}
-	if (len > KEY_FILE_MAX)
-		return cli_usage_error(p, "bad key in %s: longer than %d bytes", path, KEY_FILE_MAX);
-	if (memchr(text, '\0', (size_t)len))
-		return cli_usage_error(p, "bad key in %s: contains a NUL byte", path);
-	if (parse_key_hex(trim(text, (size_t)len), key, &why))
-		return cli_usage_error(p, "bad key in %s: %s", path, why);
-	return 0;
+	/* A fleet's shared secret in a file others can read is no secret. */
+	if (private_only && !fstat(fd, &st) && (st.st_mode & 077)) {
+		cli_error("%s: key file %s is readable by group or others (mode %04o): run "
+			  "'chmod 600 %s'", cmd, path, (unsigned int)(st.st_mode & 07777), path);
+		close(fd);
+		return EXIT_RUNTIME;
+	}
+	len = read_up_to(fd, text, KEY_FILE_MAX + 1);
+	if (!from_stdin)
+		close(fd);
+	if (len < 0) {
+		cli_error("%s: read the key file %s: %s", cmd, name, strerror((int)-len));
+		err = EXIT_RUNTIME;
+	} else if (len > KEY_FILE_MAX) {
+		why = "longer than a key";
+	} else if (memchr(text, '\0', (size_t)len)) {
+		why = "contains a NUL byte";
+	} else {
+		parse_key_hex(trim(text, (size_t)len), key, &why);
+	}
+	explicit_bzero(text, sizeof(text));
+	if (why) {
+		cli_error("%s: bad key in %s: %s (32 hex digits)", cmd, name, why);
+		err = EXIT_USAGE;
+	}
+	return err;
 }
 
 static int key_from_file(const struct cli_parser *p, const struct key_params *prm,
 			 struct isn_key *key)
 {
-	const char *path = prm->from_file;
-	bool from_stdin = !strcmp(path, "-");
-	char text[KEY_FILE_MAX + 2];	/* one byte past the limit tells "too long", one for NUL */
-	ssize_t len;
-	int fd, err;
-
-	fd = from_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		cli_error("key: open %s: %s", path, strerror(errno));
-		return EXIT_USAGE;
-	}
-	len = read_up_to(fd, text, KEY_FILE_MAX + 1);
-	if (!from_stdin)
-		close(fd);
-	err = parse_key_text(p, from_stdin ? "stdin" : path, text, len, key);
-	explicit_bzero(text, sizeof(text));
-	return err;
+	return key_file_read(p->cmd, prm->from_file, false, key);
 }
 
 static const struct key_action key_actions[] = {
@@ -274,7 +284,7 @@ static int parse_key_args(struct cli_parser *p, int argc, char **argv,
  * valid until the slot after this one ends (bpf/cookie.h), so no handshake
  * in flight breaks.
  */
-static int write_key(const struct isn_key *key)
+int key_write(const struct isn_key *key)
 {
 	struct isn_config config;
 	struct timespec now;
@@ -353,9 +363,92 @@ int do_key(int argc, char **argv)
 		return err == CLI_HELP_SHOWN ? 0 : err;
 	err = action->make_key(&p, &prm, &key);
 	if (!err)
-		err = require_root(p.cmd) ? EXIT_RUNTIME : write_key(&key);
+		err = require_root(p.cmd) ? EXIT_RUNTIME : key_write(&key);
 	explicit_bzero(&key, sizeof(key));
 	if (!err)
 		print_key_done(action, &prm);
+	return err;
+}
+
+/* --- a key file applied ---------------------------------------------------- */
+
+/* ISN_MAP_KEY_SOURCE's one value: userspace's own record, no program reads it. */
+struct key_source {
+	unsigned char sha256[SHA256_DIGEST_LENGTH];
+	__u32 key_gen;		/* isn_config.key_gen right after that key was written */
+	__u32 pad;
+};
+
+static int key_source_open(bool create)
+{
+	char path[256];
+	int fd = pinned_map_open(ISN_MAP_KEY_SOURCE);
+
+	if (fd >= 0 || !create)
+		return fd;
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, ISN_MAP_KEY_SOURCE, sizeof(__u32),
+			    sizeof(struct key_source), 1, NULL);
+	if (fd < 0)
+		return -errno;
+	if (pin_path(path, sizeof(path), ISN_MAP_KEY_SOURCE) || bpf_obj_pin(fd, path)) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+static int key_gen_now(const char *cmd, __u32 *key_gen)
+{
+	struct isn_config config;
+	__u32 zero = 0;
+	int fd = map_open_checked(cmd, &isn_config_layout, NULL), err = 0;
+
+	if (fd < 0)
+		return EXIT_RUNTIME;
+	if (bpf_map_lookup_elem(fd, &zero, &config)) {
+		cli_error("%s: read %s: %s", cmd, ISN_MAP_CONFIG, strerror(errno));
+		err = EXIT_RUNTIME;
+	}
+	*key_gen = config.key_gen;
+	close(fd);
+	return err;
+}
+
+int key_apply_file(const char *cmd, const char *path, bool dry_run, bool *changed)
+{
+	struct key_source live = { 0 }, applied = { 0 };
+	struct isn_key key;
+	__u32 zero = 0, key_gen = 0;
+	int fd, err;
+
+	err = key_file_read(cmd, path, true, &key);
+	if (!err)
+		err = key_gen_now(cmd, &key_gen);
+	if (err)
+		goto out;
+	SHA256(key.bytes, sizeof(key.bytes), applied.sha256);
+	fd = key_source_open(false);
+	*changed = fd < 0 || bpf_map_lookup_elem(fd, &zero, &live) ||
+		   memcmp(live.sha256, applied.sha256, sizeof(live.sha256)) ||
+		   live.key_gen != key_gen;
+	if (fd >= 0)
+		close(fd);
+	if (!*changed || dry_run)
+		goto out;
+	err = key_write(&key);
+	if (!err)
+		err = key_gen_now(cmd, &applied.key_gen);
+	if (err)
+		goto out;
+	fd = key_source_open(true);
+	if (fd < 0 || bpf_map_update_elem(fd, &zero, &applied, BPF_ANY)) {
+		/* The key is live; only a later apply will write it once more. */
+		fprintf(stderr, "%s: warning: %s: cannot record the key applied in %s\n", PROG_NAME,
+			cmd, ISN_MAP_KEY_SOURCE);
+	}
+	if (fd >= 0)
+		close(fd);
+out:
+	explicit_bzero(&key, sizeof(key));
 	return err;
 }

@@ -40,9 +40,11 @@ uint64_t netns_inode(void)
  * and, under a sweeper made anew (struct kept_maps), its interval: the
  * kept one was the walk's of the build before.
  */
-static int write_config(struct isnguard *skel, int hash, bool fresh, uint32_t max_flows,
-			bool new_sweeper)
+static int write_config(struct isnguard *skel, const struct attach_request *req, bool fresh,
+			uint32_t max_flows, bool new_sweeper)
 {
+	const struct attach_timeouts *t = &req->timeouts;
+	int hash = req->hash;
 	int fd = bpf_map__fd(skel->maps.isn_config);
 	struct isn_config cfg = { 0 };
 	uint32_t zero = 0;
@@ -62,6 +64,15 @@ static int write_config(struct isnguard *skel, int hash, bool fresh, uint32_t ma
 		cfg.sweep_interval_ms = isn_sweep_interval_ms(cfg.max_flows ? cfg.max_flows : max_flows);
 	if (hash >= 0)
 		cfg.hash = (uint32_t)hash;
+	/* Given timeouts, on fresh and kept state alike: the command line's word is the last. */
+	if (t->given[ISN_TIMEOUT_OPENING])
+		cfg.timeout_opening = t->seconds[ISN_TIMEOUT_OPENING];
+	if (t->given[ISN_TIMEOUT_ESTABLISHED])
+		cfg.timeout_established = t->seconds[ISN_TIMEOUT_ESTABLISHED];
+	if (t->given[ISN_TIMEOUT_CLOSING])
+		cfg.timeout_closing = t->seconds[ISN_TIMEOUT_CLOSING];
+	if (t->given[ISN_TIMEOUT_CLOSED])
+		cfg.timeout_closed = t->seconds[ISN_TIMEOUT_CLOSED];
 	return bpf_map_update_elem(fd, &zero, &cfg, BPF_ANY) ? -errno : 0;
 }
 
@@ -102,14 +113,14 @@ static int write_synproxy(struct isnguard *skel, const struct synproxy_request *
 }
 
 static int record_link(struct isnguard *skel, const struct attach_request *req, int ifindex,
-		       uint32_t ingress_prog_id, uint32_t egress_prog_id)
+		       uint32_t ingress_prog_id, uint32_t egress_prog_id, bool made_clsact)
 {
 	struct link_key key = { .netns_ino = netns_inode(), .ifindex = (uint32_t)ifindex };
 	struct link_info info = {
 		.ingress = req->ingress,
 		.ingress_prog_id = ingress_prog_id,
 		.egress_prog_id = egress_prog_id,
-		.flags = req->syn_tc ? LINK_F_SYN_TC : 0,
+		.flags = (req->syn_tc ? LINK_F_SYN_TC : 0) | (made_clsact ? LINK_F_CLSACT_MADE : 0),
 		.attached_at = (uint64_t)time(NULL),
 	};
 
@@ -327,7 +338,7 @@ static int write_state(struct isnguard *skel, const struct attach_request *req, 
 	}
 	err = fresh ? write_fresh_key(skel) : 0;
 	if (!err)
-		err = write_config(skel, req->hash, fresh, max_flows, km->new_sweeper);
+		err = write_config(skel, req, fresh, max_flows, km->new_sweeper);
 	/*
 	 * State of a build before SYNPROXY_F_WAS_ON (its sweeper is made
 	 * anew): the proxy may have been on, and its connections live.
@@ -359,10 +370,12 @@ static void print_attached(const struct attach_request *req, const struct ingres
 	const struct link_info link = { .flags = req->syn_tc ? LINK_F_SYN_TC : 0 };
 	struct json_writer jw;
 
+	if (req->quiet)
+		return;
 	if (!req->json) {
 		printf("attached to %s: ingress %s%s, egress tc, flow table %u entries (%s)\n",
 		       req->ifname, link_ingress_name(req->ingress),
-		       req->syn_tc ? (req->synproxy ? " (SYN cookies too)"
+		       req->syn_tc ? (req->synproxy || req->synproxy_kept ? " (SYN cookies too)"
 						   : " (SYN cookies too, once `isnguard synproxy` is on)")
 		       : !in->cookie_prog_id ? "" : req->ingress == LINK_INGRESS_TC
 							  ? " + xdp SYN cookies" : " + tc cookie ACKs",
@@ -381,6 +394,27 @@ static void print_attached(const struct attach_request *req, const struct ingres
 	jw_string_field(&jw, "state", fresh ? "new" : "kept");
 	jw_end_object(&jw);
 	jw_finish(&jw);
+}
+
+static bool synproxy_is_on(struct isnguard *skel)
+{
+	struct synproxy_config cfg;
+	uint32_t zero = 0;
+
+	return !bpf_map_lookup_elem(bpf_map__fd(skel->maps.isn_synproxy), &zero, &cfg) &&
+	       cfg.mode != SYNPROXY_OFF;
+}
+
+static void pin_tick_prog(struct isnguard *skel)
+{
+	char path[256];
+
+	if (pin_path(path, sizeof(path), ISN_PIN_TICK_PROG))
+		return;
+	unlink(path);
+	if (bpf_obj_pin(bpf_program__fd(skel->progs.isnguard_tc_tick), path))
+		fprintf(stderr, "%s: warning: pin %s: %s ('apply' cannot put the resend tick back "
+			"without an attach)\n", PROG_NAME, path, strerror(errno));
 }
 
 static int attach_locked(const struct attach_request *req, int ifindex)
@@ -411,10 +445,16 @@ static int attach_locked(const struct attach_request *req, int ifindex)
 		cli_error("attach %s: tc egress attach failed: %s", req->ifname, msg);
 		goto undo;
 	}
-	/* Only the SYN proxy's translate path needs it: no device for ISN rewriting alone. */
-	if (req->synproxy)
+	/*
+	 * Only the SYN proxy's translate path needs it: no device for ISN
+	 * rewriting alone. Kept state with the proxy on (a restart) gets it
+	 * as the attach that switched it on did. Its program is pinned, so
+	 * that 'apply' and 'synproxy' can put the tick back without a load.
+	 */
+	pin_tick_prog(skel);
+	if (req->synproxy || synproxy_is_on(skel))
 		attach_tick(skel, req);
-	err = record_link(skel, req, ifindex, in.prog_id, egress_id);
+	err = record_link(skel, req, ifindex, in.prog_id, egress_id, created_hook);
 	if (err) {
 		cli_error("attach %s: record the attachment: %s", req->ifname, strerror(-err));
 		detach_tc(ifindex, BPF_TC_EGRESS);
@@ -437,8 +477,64 @@ undo:
 	return err;
 }
 
-int loader_attach(const struct attach_request *req)
+/* The pinned state's SYN proxy is on (a restart over kept state). */
+static bool kept_synproxy_on(void)
 {
+	static uint64_t ports[SYNPROXY_PORT_WORDS];
+	struct synproxy_config cfg;
+	int config_fd = pinned_map_open(ISN_MAP_SYNPROXY);
+	int ports_fd = pinned_map_open(ISN_MAP_SYNPROXY_PORTS);
+	bool on = config_fd >= 0 && ports_fd >= 0 &&
+		  !synproxy_read(config_fd, ports_fd, &cfg, ports) && cfg.mode != SYNPROXY_OFF;
+
+	if (config_fd >= 0)
+		close(config_fd);
+	if (ports_fd >= 0)
+		close(ports_fd);
+	return on;
+}
+
+/*
+ * Where SYN cookies are answered on this device. A native XDP_TX on a veth
+ * reaches the peer only if the peer has an XDP program; without one every
+ * cookie SYN-ACK is dropped. There, unless the hooks were named, SYNs are
+ * answered at tc (--ingress tc --syn-hook tc), and attach says so; where
+ * they were named, attach refuses in one line that names the fix.
+ */
+static int choose_syn_hook(struct attach_request *req, int ifindex)
+{
+	static struct netdev devs[NETDEV_MAX];
+	const struct netdev *dev;
+	char peer[16] = "";
+	uint32_t prog_id = 0;
+	int n;
+
+	req->synproxy_kept = !req->synproxy && kept_synproxy_on();
+	if ((!req->synproxy && !req->synproxy_kept) || req->syn_tc || req->xdp_skb)
+		return 0;
+	n = netdev_list(devs, NETDEV_MAX);
+	dev = n > 0 ? netdev_find(devs, n, ifindex) : NULL;
+	/* Not a veth, a peer with XDP, or one that cannot be looked at: XDP_TX as asked. */
+	if (!dev || netdev_veth_peer_xdp(dev, &prog_id, peer) != 0)
+		return 0;
+	if (req->syn_hook_given || (req->ingress_given && req->ingress != LINK_INGRESS_TC)) {
+		cli_error("attach %s: the veth peer %s has no XDP program, so the SYN cookies' "
+			  "native XDP_TX would reach nobody: use --ingress tc --syn-hook tc, "
+			  "--xdp-mode skb, or load an XDP program on %s (XDP_PASS will do)",
+			  req->ifname, peer, peer);
+		return -EOPNOTSUPP;
+	}
+	req->ingress = LINK_INGRESS_TC;
+	req->syn_tc = true;
+	fprintf(stderr, "%s: attach %s: note: the veth peer %s has no XDP program, where an "
+		"XDP_TX SYN-ACK is dropped: SYN cookies are answered at tc (--ingress tc "
+		"--syn-hook tc)\n", PROG_NAME, req->ifname, peer);
+	return 0;
+}
+
+int loader_attach(const struct attach_request *asked)
+{
+	struct attach_request chosen = *asked, *req = &chosen;
 	int ifindex, lock, err;
 
 	ifindex = resolve_ifindex("attach", req->ifname);
@@ -454,6 +550,9 @@ int loader_attach(const struct attach_request *req)
 		fprintf(stderr, "%s: warning: %s is a bpffs private to this mount namespace (as under "
 			"'ip netns exec'): the state pinned there vanishes with this command; run "
 			"isnguard with 'nsenter --net=/run/netns/NAME' instead\n", PROG_NAME, pin_dir());
+	err = choose_syn_hook(req, ifindex);
+	if (err)
+		return err;
 	lock = state_lock("attach");
 	if (lock < 0)
 		return -EBUSY;
@@ -462,8 +561,58 @@ int loader_attach(const struct attach_request *req)
 	return err;
 }
 
+int loader_purge(void)
+{
+	int lock = state_lock("purge"), err;
+
+	if (lock < 0)
+		return -EBUSY;
+	remove_state();
+	err = tick_remove();
+	if (err)
+		fprintf(stderr, "%s: warning: purge: remove the tick device %s: %s\n", PROG_NAME,
+			ISN_TICK_DEV, strerror(-err));
+	close(lock);
+	return 0;
+}
+
+bool loader_tick_sync(void)
+{
+	char path[256];
+	int tick = (int)if_nametoindex(ISN_TICK_DEV), fd;
+	bool missing;
+
+	if (!kept_synproxy_on() || links_here() <= 0)
+		return false;
+	missing = tick <= 0 || !tick_filter_present(tick);
+	if (!missing || pin_path(path, sizeof(path), ISN_PIN_TICK_PROG))
+		return false;
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return false;
+	missing = !attach_tick_prog(fd, "tick");
+	close(fd);
+	return missing;
+}
+
+/* The flags of this namespace's record of ifindex, 0 without one. */
+static uint32_t link_flags(int ifindex)
+{
+	struct link_key key = { .netns_ino = netns_inode(), .ifindex = (uint32_t)ifindex };
+	struct link_info info = { 0 };
+	int fd = pinned_map_open(ISN_MAP_LINKS);
+
+	if (fd < 0)
+		return 0;
+	if (bpf_map_lookup_elem(fd, &key, &info))
+		info.flags = 0;
+	close(fd);
+	return info.flags;
+}
+
 static int detach_locked(const char *ifname, int ifindex, bool keep_state, bool json)
 {
+	bool made_clsact;
 	const char *state;
 	struct attachment att;
 	int err = 0, remaining;
@@ -508,7 +657,11 @@ static int detach_locked(const char *ifname, int ifindex, bool keep_state, bool 
 	if (err)
 		return err;	/* state and record stay: something still uses them */
 
+	made_clsact = link_flags(ifindex) & LINK_F_CLSACT_MADE;
 	remaining = forget_link(ifindex);
+	/* The clsact qdisc attach made goes too, unless someone's filter is on it now. */
+	if (made_clsact && netdev_clsact_filters(ifindex) == 0)
+		destroy_created_hook(ifindex, true);
 	if (remaining < 0) {
 		cli_error("detach %s: update %s: %s (state kept)", ifname, ISN_MAP_LINKS,
 			  strerror(-remaining));

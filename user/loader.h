@@ -21,15 +21,31 @@
 /* libxdp dispatcher run priority: before the default (50), to see the peer's segments first. */
 #define ISN_XDP_RUN_PRIO 10
 
+/* Idle timeouts by flow phase (isn_config's timeout_*), each set only where given. */
+enum { ISN_TIMEOUT_OPENING, ISN_TIMEOUT_ESTABLISHED, ISN_TIMEOUT_CLOSING, ISN_TIMEOUT_CLOSED,
+       ISN_TIMEOUTS };
+#define ISN_MAX_TIMEOUT_S (365U * 24 * 3600)
+
+struct attach_timeouts {
+	uint32_t seconds[ISN_TIMEOUTS];
+	bool given[ISN_TIMEOUTS];
+};
+
 struct attach_request {
 	const char *ifname;
 	int hash;			/* enum isn_hash, or -1 to keep/default */
 	enum link_ingress ingress;
 	bool xdp_skb;			/* generic XDP, for the XDP program beside tc ingress too */
+	bool ingress_given;		/* --ingress or --xdp-mode said; else a veth may pick tc */
 	bool syn_tc;			/* --syn-hook tc: SYNs answered at tc ingress, no XDP */
+	bool syn_hook_given;
 	uint32_t max_flows;		/* 0: keep the existing table's size, or the default */
 	const struct synproxy_request *synproxy;	/* --synproxy, or NULL */
 	bool json;			/* what was done as one JSON object */
+	struct attach_timeouts timeouts;	/* written into isn_config where given */
+	bool quiet;			/* print nothing when it succeeds (apply says it) */
+	/* set by loader_attach: the kept state has the SYN proxy on, so its programs load too */
+	bool synproxy_kept;
 };
 
 struct attachment {
@@ -44,11 +60,19 @@ struct attachment {
 	 * SYNs (only with --synproxy at attach). 0 when absent.
 	 */
 	uint32_t cookie_prog_id;
+	bool xdp_native;		/* an XDP program of ours runs in native (driver) mode */
 };
 
 /* Errors are reported on stderr as one line; returns 0 or -errno. */
 int loader_attach(const struct attach_request *req);
 int loader_detach(const char *ifname, bool keep_state, bool json);
+/* The pinned state removed, and the resend tick of this namespace; 0 or -errno. */
+int loader_purge(void);
+/*
+ * The resend tick made (or its filter put back) where the state has the SYN
+ * proxy on and this namespace has an attachment: true when it was missing.
+ */
+bool loader_tick_sync(void);
 /* What of isnguard is attached to ifindex in this network namespace. */
 int loader_query(int ifindex, struct attachment *att);
 /* "xdp-native", "xdp-skb" or "tc". */

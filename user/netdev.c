@@ -15,6 +15,7 @@
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <linux/pkt_sched.h>
 #include <sys/socket.h>
 
 #include "netdev.h"
@@ -49,12 +50,75 @@ static void parse_link(struct nlmsghdr *nh, struct netdev *dev)
 			break;
 		case IFLA_LINK_NETNSID:
 			dev->link_other_netns = true;
+			dev->link_netnsid = *(int *)RTA_DATA(a);
 			break;
 		case IFLA_LINKINFO:
 			parse_linkinfo(RTA_DATA(a), (int)RTA_PAYLOAD(a), dev);
 			break;
 		}
 	}
+}
+
+/*
+ * Sends one rtnetlink request and hands each answer to visit, until the
+ * dump ends or the kernel answers with an error (returned, -errno).
+ */
+static int rtnl_request(const void *req, size_t len, void (*visit)(struct nlmsghdr *, void *),
+			void *ctx)
+{
+	char *buf = malloc(NETDEV_BUF);
+	bool dump = ((const struct nlmsghdr *)req)->nlmsg_flags & NLM_F_DUMP;
+	int fd, err = 0;
+	bool done = false;
+
+	if (!buf)
+		return -ENOMEM;
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0 || send(fd, req, len, 0) < 0) {
+		err = -errno;
+		goto out;
+	}
+	while (!done) {
+		ssize_t got = recv(fd, buf, NETDEV_BUF, 0);
+
+		if (got < 0) {
+			err = -errno;
+			break;
+		}
+		for (struct nlmsghdr *nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)got);
+		     nh = NLMSG_NEXT(nh, got)) {
+			if (nh->nlmsg_type == NLMSG_DONE) {
+				done = true;
+				break;
+			}
+			if (nh->nlmsg_type == NLMSG_ERROR) {
+				err = ((struct nlmsgerr *)NLMSG_DATA(nh))->error;
+				done = true;
+				break;
+			}
+			visit(nh, ctx);
+			/* A request for one link has one answer, no NLMSG_DONE. */
+			done |= !dump;
+		}
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return err;
+}
+
+struct link_dump {
+	struct netdev *devs;
+	int n, max;
+};
+
+static void add_link(struct nlmsghdr *nh, void *ctx)
+{
+	struct link_dump *d = ctx;
+
+	if (nh->nlmsg_type == RTM_NEWLINK && d->n < d->max)
+		parse_link(nh, &d->devs[d->n++]);
 }
 
 int netdev_list(struct netdev *devs, int max)
@@ -67,44 +131,79 @@ int netdev_list(struct netdev *devs, int max)
 			.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP, .nlmsg_seq = 1 },
 		.ifi = { .ifi_family = AF_UNSPEC },
 	};
-	char *buf = malloc(NETDEV_BUF);
-	int fd, n = 0, err = 0;
-	bool done = false;
+	struct link_dump d = { .devs = devs, .max = max };
+	int err = rtnl_request(&req, sizeof(req), add_link, &d);
 
-	if (!buf)
-		return -ENOMEM;
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (fd < 0 || send(fd, &req, sizeof(req), 0) < 0) {
-		err = -errno;
-		goto out;
-	}
-	while (!done) {
-		ssize_t len = recv(fd, buf, NETDEV_BUF, 0);
+	return err ? err : d.n;
+}
 
-		if (len < 0) {
-			err = -errno;
-			break;
-		}
-		for (struct nlmsghdr *nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)len);
-		     nh = NLMSG_NEXT(nh, len)) {
-			if (nh->nlmsg_type == NLMSG_DONE) {
-				done = true;
-				break;
-			}
-			if (nh->nlmsg_type == NLMSG_ERROR) {
-				err = ((struct nlmsgerr *)NLMSG_DATA(nh))->error;
-				done = true;
-				break;
-			}
-			if (nh->nlmsg_type == RTM_NEWLINK && n < max)
-				parse_link(nh, &devs[n++]);
-		}
+const struct netdev *netdev_find(const struct netdev *devs, int n, int ifindex)
+{
+	for (int i = 0; i < n; i++)
+		if (devs[i].ifindex == ifindex)
+			return &devs[i];
+	return NULL;
+}
+
+struct peer_answer {
+	bool seen;
+	uint32_t prog_id;
+	char name[16];
+};
+
+static void read_peer(struct nlmsghdr *nh, void *ctx)
+{
+	struct peer_answer *peer = ctx;
+	struct ifinfomsg *ifi = NLMSG_DATA(nh);
+	int len = (int)(nh->nlmsg_len - NLMSG_LENGTH(sizeof(*ifi)));
+
+	if (nh->nlmsg_type != RTM_NEWLINK)
+		return;
+	peer->seen = true;
+	for (struct rtattr *a = IFLA_RTA(ifi); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+		if (a->rta_type == IFLA_IFNAME)
+			snprintf(peer->name, sizeof(peer->name), "%s", (char *)RTA_DATA(a));
+		if (a->rta_type != IFLA_XDP)
+			continue;
+		int xlen = (int)RTA_PAYLOAD(a);
+
+		for (struct rtattr *x = RTA_DATA(a); RTA_OK(x, xlen); x = RTA_NEXT(x, xlen))
+			if (x->rta_type == IFLA_XDP_PROG_ID)
+				peer->prog_id = *(uint32_t *)RTA_DATA(x);
 	}
-out:
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return err ? err : n;
+}
+
+int netdev_veth_peer_xdp(const struct netdev *dev, uint32_t *prog_id, char *peer_name)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct ifinfomsg ifi;
+		struct rtattr netnsid;
+		int32_t netnsid_value;
+	} req = {
+		.nh = { .nlmsg_len = NLMSG_LENGTH(sizeof(struct ifinfomsg)),
+			.nlmsg_type = RTM_GETLINK, .nlmsg_flags = NLM_F_REQUEST, .nlmsg_seq = 1 },
+		.ifi = { .ifi_family = AF_UNSPEC, .ifi_index = dev->link },
+		.netnsid = { .rta_len = RTA_LENGTH(sizeof(int32_t)), .rta_type = IFLA_TARGET_NETNSID },
+		.netnsid_value = dev->link_netnsid,
+	};
+	struct peer_answer peer = { 0 };
+	int err;
+
+	if (strcmp(dev->kind, "veth") || dev->link <= 0)
+		return -EOPNOTSUPP;
+	/* The peer's ifindex is one of its own namespace's (IFLA_LINK_NETNSID). */
+	if (dev->link_other_netns)
+		req.nh.nlmsg_len = sizeof(req);
+	err = rtnl_request(&req, req.nh.nlmsg_len, read_peer, &peer);
+	if (!err && !peer.seen)
+		err = -ENODEV;
+	if (err)
+		return err;
+	*prog_id = peer.prog_id;
+	if (peer_name)
+		snprintf(peer_name, 16, "%s", peer.name);
+	return peer.prog_id != 0;
 }
 
 unsigned long long netdev_ether_mac(const char *ifname)
@@ -146,13 +245,6 @@ static bool is_stacking_kind(const char *kind)
 	       !strcmp(kind, "ipvlan") || !strcmp(kind, "ipvtap");
 }
 
-static const struct netdev *find(const struct netdev *devs, int n, int ifindex)
-{
-	for (int i = 0; i < n; i++)
-		if (devs[i].ifindex == ifindex)
-			return &devs[i];
-	return NULL;
-}
 
 /*
  * Whether the same packets pass both a and b: one is the master (bond,
@@ -168,7 +260,7 @@ static bool below(const struct netdev *devs, int n, const struct netdev *upper, 
 			next = upper->link;
 		if (next == lower_index)
 			return true;
-		upper = next ? find(devs, n, next) : NULL;
+		upper = next ? netdev_find(devs, n, next) : NULL;
 	}
 	return false;
 }
@@ -178,14 +270,14 @@ static bool mastered_by(const struct netdev *devs, int n, const struct netdev *p
 	for (int depth = 0; port && port->master && depth < 8; depth++) {
 		if (port->master == master)
 			return true;
-		port = find(devs, n, port->master);
+		port = netdev_find(devs, n, port->master);
 	}
 	return false;
 }
 
 const char *netdev_relation(const struct netdev *devs, int n, int a, int b)
 {
-	const struct netdev *da = find(devs, n, a), *db = find(devs, n, b);
+	const struct netdev *da = netdev_find(devs, n, a), *db = netdev_find(devs, n, b);
 
 	if (!da || !db || a == b)
 		return NULL;
@@ -198,6 +290,36 @@ const char *netdev_relation(const struct netdev *devs, int n, int a, int b)
 	if (mastered_by(devs, n, db, a))
 		return "a port of it";
 	return NULL;
+}
+
+static void count_filter(struct nlmsghdr *nh, void *ctx)
+{
+	*(int *)ctx += nh->nlmsg_type == RTM_NEWTFILTER;
+}
+
+int netdev_clsact_filters(int ifindex)
+{
+	static const uint32_t parents[] = {
+		TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS), TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS),
+	};
+	int count = 0;
+
+	for (size_t i = 0; i < sizeof(parents) / sizeof(parents[0]); i++) {
+		struct {
+			struct nlmsghdr nh;
+			struct tcmsg tc;
+		} req = {
+			.nh = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETTFILTER,
+				.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP, .nlmsg_seq = 1 },
+			.tc = { .tcm_family = AF_UNSPEC, .tcm_ifindex = ifindex,
+				.tcm_parent = parents[i] },
+		};
+		int err = rtnl_request(&req, sizeof(req), count_filter, &count);
+
+		if (err)
+			return err;
+	}
+	return count;
 }
 
 /* --- this namespace's settings --------------------------------------------- */

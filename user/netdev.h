@@ -4,6 +4,7 @@
 #define ISNGUARD_NETDEV_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #define NETDEV_MAX 1024
 
@@ -13,12 +14,25 @@ struct netdev {
 	int master;			/* IFLA_MASTER: bond, bridge, team, vrf; 0 if none */
 	int link;			/* IFLA_LINK: a VLAN's parent, a veth's peer, ... */
 	bool link_other_netns;		/* link is an ifindex of another namespace */
+	int link_netnsid;		/* IFLA_LINK_NETNSID: that namespace, as ours numbers it */
 	char name[16];			/* IFNAMSIZ */
 	char kind[16];			/* IFLA_INFO_KIND: "vlan", "bond", "veth", ... */
 };
 
 /* Every link of this namespace into devs; returns how many, or -errno. */
 int netdev_list(struct netdev *devs, int max);
+/* The device of ifindex among devs, or NULL. */
+const struct netdev *netdev_find(const struct netdev *devs, int n, int ifindex);
+/*
+ * Whether a veth's peer has an XDP program: an XDP_TX (a SYN cookie's
+ * SYN-ACK) on a veth reaches its peer only then, and is dropped otherwise.
+ * 1 with its *prog_id, 0 without one, or -errno where it cannot be told (not
+ * a veth: -EOPNOTSUPP; the peer in a namespace we cannot look into). The
+ * peer's name goes to peer_name (16 bytes) when not NULL.
+ */
+int netdev_veth_peer_xdp(const struct netdev *dev, uint32_t *prog_id, char *peer_name);
+/* Filters on a device's clsact ingress and egress, anyone's: how many, or -errno. */
+int netdev_clsact_filters(int ifindex);
 /* No link-layer header: the IP header is the first byte of every frame. */
 bool netdev_is_l3(const struct netdev *dev);
 /*

@@ -453,10 +453,15 @@ int pin_new_maps(struct isnguard *skel, struct kept_maps *km)
 
 void remove_state(void)
 {
+	/* Userspace's own pins beside the maps the programs share. */
+	static const char *const own_pins[] = { ISN_MAP_KEY_SOURCE, ISN_PIN_TICK_PROG };
 	char path[256];
 
 	for (size_t i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++)
 		if (!pin_path(path, sizeof(path), pinned_maps[i]))
+			unlink(path);
+	for (size_t i = 0; i < sizeof(own_pins) / sizeof(own_pins[0]); i++)
+		if (!pin_path(path, sizeof(path), own_pins[i]))
 			unlink(path);
 	rmdir(pin_dir());
 }

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Whether what the pinned state asks for is served, looked at live: the
+ * recorded links (in their own namespaces, entered through /run/netns), the
+ * SYN proxy's ports against the hooks that answer them (a native XDP_TX on
+ * a veth reaches its peer only if the peer has an XDP program), and the
+ * resend tick. A report, never a failure: what cannot be read is a problem.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "health.h"
+#include "hooks.h"
+#include "netdev.h"
+#include "pinned.h"
+#include "synproxy.h"
+
+#define NETNS_RUN_DIR "/run/netns"
+
+static void problem(struct health *h, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void problem(struct health *h, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (h->problems >= HEALTH_MAX_PROBLEMS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(h->problem[h->problems++], sizeof(h->problem[0]), fmt, ap);
+	va_end(ap);
+}
+
+const char *health_verdict_name(enum health_verdict v)
+{
+	switch (v) {
+	case HEALTH_OK:
+		return "ok";
+	case HEALTH_NOT_ATTACHED:
+		return "not-attached";
+	default:
+		return "degraded";
+	}
+}
+
+/* The name under /run/netns (ip netns) of the namespace with that inode: an open fd, or -1. */
+static int netns_open_by_inode(uint64_t ino, char *name, size_t len)
+{
+	DIR *dir = opendir(NETNS_RUN_DIR);
+	struct dirent *e;
+	int fd = -1;
+
+	if (!dir)
+		return -1;
+	while (fd < 0 && (e = readdir(dir))) {
+		struct stat st;
+
+		if (e->d_name[0] == '.' || fstatat(dirfd(dir), e->d_name, &st, 0) ||
+		    (uint64_t)st.st_ino != ino)
+			continue;
+		fd = openat(dirfd(dir), e->d_name, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			snprintf(name, len, "%s", e->d_name);
+	}
+	closedir(dir);
+	return fd;
+}
+
+/* One link, in the namespace the process is in now. */
+static void link_check(struct link_health *l, bool synproxy_on)
+{
+	static struct netdev devs[NETDEV_MAX];
+	int n = netdev_list(devs, NETDEV_MAX);
+	const struct netdev *dev = n > 0 ? netdev_find(devs, n, (int)l->key.ifindex) : NULL;
+	bool syn_tc = l->info.flags & LINK_F_SYN_TC, xdp_answers;
+	uint32_t peer_prog = 0;
+
+	l->checked = true;
+	l->peer_xdp = -1;
+	if (!dev || strcmp(dev->name, l->info.ifname)) {
+		l->state = "gone";
+		l->syn_hook = "none";
+		return;
+	}
+	loader_query((int)l->key.ifindex, &l->live);
+	l->state = l->live.ingress && l->live.egress ? "attached"
+		   : l->live.ingress || l->live.egress ? "partly-attached" : "detached";
+	l->syn_hook = link_syn_hook(&l->info, l->live.cookie_prog_id);
+	if (!strcmp(dev->kind, "veth"))
+		l->peer_xdp = netdev_veth_peer_xdp(dev, &peer_prog, l->peer);
+	if (l->peer_xdp < 0)
+		l->peer_xdp = -1;
+	/*
+	 * SYNs are answered at tc (--syn-hook tc), or in XDP: by isnguard_xdp
+	 * itself, or by the cookie program beside tc ingress. A native XDP_TX
+	 * on a veth is dropped unless the peer runs XDP; generic XDP transmits
+	 * an skb, which reaches it.
+	 */
+	xdp_answers = l->live.ingress_kind != LINK_INGRESS_TC ? l->live.ingress
+							       : l->live.cookie_prog_id != 0;
+	if (syn_tc)
+		l->cookies_served = l->live.ingress;
+	else
+		l->cookies_served = xdp_answers && !(l->live.xdp_native && l->peer_xdp == 0);
+	(void)synproxy_on;
+}
+
+static void link_problems(struct health *h, const struct link_health *l, const char *ports)
+{
+	const char *name = l->info.ifname;
+
+	if (!strcmp(l->state, "gone")) {
+		problem(h, "%s: the interface is gone (ifindex %u); 'isnguard detach %s' forgets it",
+			name, l->key.ifindex, name);
+		return;
+	}
+	if (strcmp(l->state, "attached"))
+		problem(h, "%s: %s (ingress %s, egress %s); attach it again", name, l->state,
+			l->live.ingress ? "on" : "missing", l->live.egress ? "on" : "missing");
+	if (!h->synproxy_on || l->cookies_served || !l->live.ingress)
+		return;
+	if (!strcmp(l->syn_hook, "none"))
+		problem(h, "%s: SYN cookies for ports %s are answered by nobody: attached with "
+			   "--ingress tc and no SYN hook; attach it again with --synproxy or "
+			   "--syn-hook tc", name, ports);
+	else
+		problem(h, "%s: SYN cookies for ports %s reach nobody: the veth peer %s has no XDP "
+			   "program, so native XDP_TX drops the SYN-ACKs; attach with --ingress tc "
+			   "--syn-hook tc, or load an XDP program on %s", name, ports,
+			l->peer[0] ? l->peer : "(unknown)", l->peer[0] ? l->peer : "the peer");
+}
+
+static void read_links(struct health *h)
+{
+	struct link_key cur, next;
+	void *prev = NULL;
+	int fd = pinned_map_open(ISN_MAP_LINKS), self = -1;
+	uint64_t here = netns_inode();
+
+	if (fd < 0)
+		return;
+	while (h->links < ISN_MAX_LINKS && !bpf_map_get_next_key(fd, prev, &next)) {
+		struct link_health *l = &h->link[h->links];
+		int ns;
+
+		cur = next;
+		prev = &cur;
+		memset(l, 0, sizeof(*l));
+		if (bpf_map_lookup_elem(fd, &cur, &l->info))
+			continue;
+		l->key = cur;
+		l->state = "unchecked";
+		l->syn_hook = link_syn_hook(&l->info, true);
+		l->peer_xdp = -1;
+		h->links++;
+		if (cur.netns_ino == here) {
+			link_check(l, h->synproxy_on);
+			continue;
+		}
+		/* Another namespace: entered by its /run/netns name, if it has one. */
+		ns = netns_open_by_inode(cur.netns_ino, l->netns, sizeof(l->netns));
+		if (ns < 0)
+			continue;
+		if (self < 0)
+			self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+		if (self >= 0 && !setns(ns, CLONE_NEWNET)) {
+			link_check(l, h->synproxy_on);
+			if (setns(self, CLONE_NEWNET))
+				problem(h, "cannot return to this network namespace: %s",
+					strerror(errno));
+		}
+		close(ns);
+	}
+	if (self >= 0)
+		close(self);
+	close(fd);
+}
+
+static bool synproxy_enabled(char *ports, size_t len)
+{
+	struct synproxy_config cfg;
+	static uint64_t bitmap[SYNPROXY_PORT_WORDS];
+	int config_fd = pinned_map_open(ISN_MAP_SYNPROXY);
+	int ports_fd = pinned_map_open(ISN_MAP_SYNPROXY_PORTS);
+	bool on = config_fd >= 0 && ports_fd >= 0 &&
+		  !synproxy_read(config_fd, ports_fd, &cfg, bitmap) && cfg.mode != SYNPROXY_OFF &&
+		  synproxy_format_ports(bitmap, ports, len) > 0;
+
+	if (config_fd >= 0)
+		close(config_fd);
+	if (ports_fd >= 0)
+		close(ports_fd);
+	return on;
+}
+
+void health_read(struct health *h)
+{
+	char ports[256] = "";
+	int attached = 0, here = 0;
+	uint64_t self = netns_inode();
+	int fd = pinned_map_open(ISN_MAP_CONFIG);
+
+	memset(h, 0, sizeof(*h));
+	h->state = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	if (!h->state) {
+		h->verdict = HEALTH_NOT_ATTACHED;
+		return;
+	}
+	h->synproxy_on = synproxy_enabled(ports, sizeof(ports));
+	read_links(h);
+	for (int i = 0; i < h->links; i++) {
+		const struct link_health *l = &h->link[i];
+
+		here += l->key.netns_ino == self;
+		attached += !l->checked || !strcmp(l->state, "attached") ||
+			    !strcmp(l->state, "partly-attached");
+		if (l->checked)
+			link_problems(h, l, ports);
+	}
+	if (h->synproxy_on && here) {
+		int tick = (int)if_nametoindex(ISN_TICK_DEV);
+
+		h->tick_ok = tick > 0 && tick_filter_present(tick);
+		if (!h->tick_ok)
+			problem(h, "the resend tick is missing (%s %s): a silent server's SYN is "
+				   "resent only when the client retransmits; attach again with "
+				   "--synproxy, or run 'isnguard apply'", ISN_TICK_DEV,
+				tick > 0 ? "has no filter" : "absent");
+	}
+	if (!h->links || !attached)
+		h->verdict = h->problems && h->links ? HEALTH_DEGRADED : HEALTH_NOT_ATTACHED;
+	else
+		h->verdict = h->problems ? HEALTH_DEGRADED : HEALTH_OK;
+}
+
+void health_summary(const struct health *h, char *buf, size_t len)
+{
+	int attached = 0;
+
+	for (int i = 0; i < h->links; i++)
+		attached += !h->link[i].checked || !strcmp(h->link[i].state, "attached");
+	switch (h->verdict) {
+	case HEALTH_OK:
+		snprintf(buf, len, "ok: attached to %d interface%s, everything configured is served",
+			 attached, attached == 1 ? "" : "s");
+		break;
+	case HEALTH_NOT_ATTACHED:
+		snprintf(buf, len, "not attached: %s", h->state
+			 ? "no interface; the state is kept (flows, key, settings) for the next "
+			   "attach, 'isnguard purge' removes it"
+			 : "no interface and no state");
+		break;
+	default:
+		snprintf(buf, len, "degraded: %d problem%s (below)", h->problems,
+			 h->problems == 1 ? "" : "s");
+	}
+}
