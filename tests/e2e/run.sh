@@ -31,6 +31,8 @@ E2E_SELF=$(readlink -f "${BASH_SOURCE[0]}")
 . "$(dirname "$E2E_SELF")/gateway.sh"
 # shellcheck source=tests/e2e/nginx.sh
 . "$(dirname "$E2E_SELF")/nginx.sh"
+# shellcheck source=tests/e2e/operator.sh
+. "$(dirname "$E2E_SELF")/operator.sh"
 
 PORT=5001
 CPORT=40001
@@ -824,7 +826,7 @@ run_main() {
 		shift
 	done
 	mapfile -t tests < <(grep -ohE '^test_[a-z0-9_]+\(\)' "$E2E_SELF" "$E2E_DIR/synproxy.sh" \
-		"$E2E_DIR/gateway.sh" "$E2E_DIR/nginx.sh" |
+		"$E2E_DIR/gateway.sh" "$E2E_DIR/nginx.sh" "$E2E_DIR/operator.sh" |
 		tr -d '()')
 	for t in "${tests[@]}"; do
 		if [ ${#filters[@]} -eq 0 ]; then

@@ -1,0 +1,153 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# shellcheck shell=bash
+#
+# End-to-end tests of what an operator runs: the SYN proxy's default on a
+# veth whose peer has no XDP program, status as a health check, a restart
+# over kept state, detach undoing attach, and apply with a config file and
+# a key file across a simulated reboot. Sourced by run.sh.
+
+OP_PORT=8080
+ISN_TICK=isnguard-tick	# ISN_TICK_DEV (include/isnguard.h)
+
+# A's server on OP_PORT answering each connection with a line, for LIMIT seconds.
+op_server() { # LIMIT
+	require_cmd python3
+	bg_start server "$NS_A" timeout "$1" python3 -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", '"$OP_PORT"'))
+s.listen(128)
+while True:
+    c, _ = s.accept()
+    c.sendall(b"hello\n")
+    c.close()
+'
+	wait_listen "$NS_A" "$OP_PORT"
+}
+
+# How many of N connects from B to A's server got its line.
+op_connects() { # N
+	local i ok=0
+	for ((i = 0; i < $1; i++)); do
+		in_ns "$NS_B" timeout 3 bash -c "exec 3<>/dev/tcp/$A4/$OP_PORT && head -n 1 <&3" |
+			grep -q hello && ok=$((ok + 1))
+	done
+	echo "$ok"
+}
+
+# Status's exit code, its first line logged.
+op_status_rc() {
+	local rc=0 out
+	out=$(isng status) || rc=$?
+	log "status: $(echo "$out" | head -n 1) (exit $rc)" >&2
+	echo "$rc"
+}
+
+test_synproxy_default_on_a_veth_without_peer_xdp_answers_every_connect() {
+	local err
+	topo_up
+	in_ns "$NS_A" sysctl -qw net.ipv4.tcp_syncookies=1
+	# a0's peer m0 has no XDP program: a native XDP_TX SYN-ACK would be dropped there.
+	err=$(isng attach "$IF_A" --synproxy $OP_PORT 2>&1 >/dev/null) || fail "attach: $err"
+	log "attach said: $err"
+	[[ "$err" == *"veth peer $IF_MA has no XDP program"*"--syn-hook tc"* ]] ||
+		fail "attach did not say that SYN cookies go to tc: '$err'"
+	isng status --json | grep -q '"syn_hook":"tc"' || fail "status --json: no \"syn_hook\":\"tc\""
+	op_server 60
+	assert_eq "$(op_connects 20)" 20 "connects through the SYN proxy"
+	assert_ge "$(isng_counter cookie_sent)" 20 "cookie SYN-ACKs sent"
+	assert_eq "$(op_status_rc)" 0 "status exit code, all served"
+}
+
+test_synproxy_on_a_veth_without_peer_xdp_refuses_the_named_xdp_hook() {
+	local rc=0 err
+	topo_up
+	in_ns "$NS_A" sysctl -qw net.ipv4.tcp_syncookies=1
+	err=$(isng attach "$IF_A" --ingress xdp --synproxy $OP_PORT 2>&1) || rc=$?
+	assert_eq "$rc" 1 "exit code of attach --ingress xdp --synproxy on such a veth"
+	[[ "$err" == *"no XDP program"*"--syn-hook tc"* ]] || fail "the error names no fix: '$err'"
+	isng status >/dev/null && fail "status says ok after a refused attach"
+	assert_eq "$(op_status_rc)" 3 "status exit code after a refused attach"
+}
+
+test_status_after_detach_keep_state_and_a_restart_that_keeps_the_tick() {
+	topo_up
+	in_ns "$NS_A" sysctl -qw net.ipv4.tcp_syncookies=1
+	isng attach "$IF_A" --synproxy $OP_PORT || fail "attach"
+	in_ns "$NS_A" ip link show "$ISN_TICK" >/dev/null || fail "no $ISN_TICK after attach"
+	assert_eq "$(op_status_rc)" 0 "status exit code while attached"
+	isng detach --keep-state "$IF_A" || fail "detach --keep-state"
+	assert_eq "$(op_status_rc)" 3 "status exit code after detach --keep-state"
+	isng status | head -n 1 | grep -q '^not attached' || fail "status's first line"
+	isng status --json | grep -q '"health":"not-attached"' || fail "status --json health"
+	# Detach removed the clsact qdisc its attach made.
+	in_ns "$NS_A" tc qdisc show dev "$IF_A" | grep -q clsact && fail "clsact left on $IF_A"
+	# The documented restart: no options, the kept state's SYN proxy and its tick come back.
+	isng attach "$IF_A" || fail "attach over kept state"
+	in_ns "$NS_A" ip link show "$ISN_TICK" >/dev/null || fail "no $ISN_TICK after the restart"
+	assert_eq "$(op_status_rc)" 0 "status exit code after the restart"
+	op_server 60
+	assert_eq "$(op_connects 5)" 5 "connects after the restart"
+}
+
+test_status_degraded_where_syn_cookies_are_answered_by_nobody() {
+	topo_up
+	in_ns "$NS_A" sysctl -qw net.ipv4.tcp_syncookies=1
+	# tc ingress without --synproxy loads no SYN hook; the proxy switched on later has none.
+	isng attach "$IF_A" --ingress tc || fail "attach --ingress tc"
+	assert_eq "$(op_status_rc)" 0 "status exit code before the proxy"
+	isng synproxy $OP_PORT >/dev/null || fail "synproxy $OP_PORT"
+	assert_eq "$(op_status_rc)" 4 "status exit code with ports nobody answers"
+	isng status | grep -q "problem: $IF_A: SYN cookies for ports $OP_PORT are answered by nobody" ||
+		fail "status names no problem"
+	isng status --json | grep -q '"health":"degraded"' || fail "status --json health"
+}
+
+# One passive open to A; the SYN-ACK's ISN checked against KEY.
+op_isn_is_keyed() { # KEY WHAT
+	local before after seq
+	capture_start "$NS_B" "$IF_B" "tcp port $PORT" "$E2E_WORK/b.pcap"
+	before=$(mono_ns)
+	transfer "$NS_A" "$NS_B" "$A4:$PORT" 64K 30 --local-port $CPORT
+	bg_wait client
+	after=$(mono_ns)
+	bg_wait server
+	capture_stop
+	seq=$(syn_isn_from_capture "$E2E_WORK/b.pcap" "$A4")
+	assert_isn "$seq" siphash "$1" "$A4:$PORT" "$B4:$CPORT" "$before" "$after"
+	log "ok: $2"
+}
+
+test_apply_with_a_key_file_survives_a_simulated_reboot() {
+	local key conf="$E2E_WORK/isnguard.conf" out ids_before ids_after
+	topo_up
+	key=$(new_key_file "$E2E_WORK/key")
+	chmod 600 "$E2E_WORK/key"
+	printf '[global]\nkey-file = %s\ntimeout-closed = 60\n\n[interface %s]\ningress = tc\n' \
+		"$E2E_WORK/key" "$IF_A" >"$conf"
+	isng config check "$conf" || fail "config check"
+	isng apply --dry-run -c "$conf" | grep -q "attach $IF_A" || fail "apply --dry-run: no plan"
+	in_ns "$NS_A" tc qdisc show dev "$IF_A" | grep -q clsact && fail "the dry run attached"
+	isng apply -c "$conf" || fail "apply"
+	ids_before=$(isng status --json | grep -o '"ingress_prog_id":[0-9]*,"egress_prog_id":[0-9]*')
+	out=$(isng apply -c "$conf") || fail "second apply"
+	[[ "$out" == *"nothing to change"* ]] || fail "second apply changed something: $out"
+	ids_after=$(isng status --json | grep -o '"ingress_prog_id":[0-9]*,"egress_prog_id":[0-9]*')
+	assert_eq "$ids_after" "$ids_before" "program ids after the second apply"
+	assert_eq "$(isng status --json | json_num closed)" 60 "timeout-closed from the file"
+	op_isn_is_keyed "$key" "the file's key on the wire"
+	# A reboot: the pinned state and the attachment are gone; the service applies again.
+	isng detach "$IF_A" || fail "detach"
+	isng purge || fail "purge"
+	assert_eq "$(op_status_rc)" 3 "status exit code with no state"
+	isng apply -c "$conf" || fail "apply after the reboot"
+	op_isn_is_keyed "$key" "the same key on the wire after the reboot"
+	# A key file others can read is refused before anything changes.
+	chmod 644 "$E2E_WORK/key"
+	isng detach "$IF_A" || fail "detach (2)"
+	isng apply -c "$conf" 2>"$E2E_WORK/apply.err" && fail "apply took a key file others can read"
+	grep -q "readable by group or others" "$E2E_WORK/apply.err" || fail "no such error"
+	in_ns "$NS_A" tc qdisc show dev "$IF_A" | grep -q clsact && fail "a refused apply attached"
+	true
+}
