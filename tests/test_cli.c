@@ -193,6 +193,12 @@ TEST(test_cli_isn_default_ticks_is_monotonic_clock)
 		    "m within the clock around the call");
 }
 
+/*
+ * An interface no host has: were a check between options ever lost, the
+ * attach rows below would fail on it, not attach to the machine's own NIC.
+ */
+#define NO_DEV "isng-nodev0"
+
 /* Each bad input: exit 2, nothing on stdout, exactly one line on stderr naming the problem. */
 static const struct {
 	const char *desc;
@@ -220,13 +226,15 @@ static const struct {
 	{ "stray argument", { "isn", "--key", KEY_SEQ, "--local", "1.2.3.4:1", "--remote", "1.2.3.5:2", "extra" }, "unexpected argument" },
 	{ "unknown command", { "frobnicate" }, "unknown command" },
 	{ "attach without interface", { "attach" }, "missing interface name" },
-	{ "attach two interfaces", { "attach", "eth0", "eth1" }, "unexpected argument 'eth1'" },
-	{ "attach zero flows", { "attach", "--max-flows", "0", "eth0" }, "bad --max-flows" },
-	{ "attach huge flow table", { "attach", "--max-flows", "4294967295", "eth0" }, "bad --max-flows" },
-	{ "attach unknown XDP mode", { "attach", "--xdp-mode", "offload", "eth0" }, "unknown XDP mode" },
-	{ "attach unknown ingress hook", { "attach", "--ingress", "nic", "eth0" }, "unknown ingress hook" },
-	{ "attach unknown hash", { "attach", "--hash", "sha1", "eth0" }, "unknown hash 'sha1'" },
+	{ "attach two interfaces", { "attach", NO_DEV, "eth1" }, "unexpected argument 'eth1'" },
+	{ "attach zero flows", { "attach", "--max-flows", "0", NO_DEV }, "bad --max-flows" },
+	{ "attach huge flow table", { "attach", "--max-flows", "4294967295", NO_DEV }, "bad --max-flows" },
+	{ "attach unknown XDP mode", { "attach", "--xdp-mode", "offload", NO_DEV }, "unknown XDP mode" },
+	{ "attach unknown ingress hook", { "attach", "--ingress", "nic", NO_DEV }, "unknown ingress hook" },
+	{ "attach unknown hash", { "attach", "--hash", "sha1", NO_DEV }, "unknown hash 'sha1'" },
 	{ "detach without interface", { "detach" }, "missing interface name" },
+	{ "attach name too long", { "attach", "isng-name-too-long0" }, "too long (at most 15" },
+	{ "detach name too long", { "detach", "isng-name-too-long0" }, "too long (at most 15" },
 	{ "status with an argument", { "status", "eth0" }, "unexpected argument" },
 	{ "watch interval too short", { "stats", "--watch", "0.01" }, "bad --watch '0.01'" },
 	{ "short watch attached", { "stats", "-w0.01" }, "bad --watch '0.01'" },
@@ -236,12 +244,12 @@ static const struct {
 	{ "synproxy bad ports", { "synproxy", "80,70000" }, "bad port list" },
 	{ "synproxy two arguments", { "synproxy", "80", "off" }, "unexpected argument 'off'" },
 	{ "synproxy unknown path", { "synproxy", "--path", "remote" }, "unknown path 'remote': use auto, local or translate" },
-	{ "attach unknown synproxy path", { "attach", "--synproxy", "80", "--synproxy-path", "nat", "eth0" }, "unknown --synproxy-path 'nat'" },
-	{ "attach synproxy path alone", { "attach", "--synproxy-path", "translate", "eth0" }, "go with --synproxy PORTS" },
-	{ "attach syn hook tc beside xdp", { "attach", "--syn-hook", "tc", "eth0" }, "--syn-hook tc goes with --ingress tc" },
-	{ "attach unknown syn hook", { "attach", "--ingress", "tc", "--syn-hook", "nic", "eth0" }, "unknown --syn-hook 'nic'" },
-	{ "attach xdp mode with the syn hook at tc", { "attach", "--ingress", "tc", "--syn-hook", "tc", "--synproxy", "80", "--xdp-mode", "skb", "eth0" }, "--xdp-mode: no XDP program with --ingress tc" },
-	{ "attach xdp mode with tc ingress alone", { "attach", "--ingress", "tc", "--xdp-mode", "native", "eth0" }, "--xdp-mode: no XDP program with --ingress tc" },
+	{ "attach unknown synproxy path", { "attach", "--synproxy", "80", "--synproxy-path", "nat", NO_DEV }, "unknown --synproxy-path 'nat'" },
+	{ "attach synproxy path alone", { "attach", "--synproxy-path", "translate", NO_DEV }, "go with --synproxy PORTS" },
+	{ "attach syn hook tc beside xdp", { "attach", "--syn-hook", "tc", NO_DEV }, "--syn-hook tc goes with --ingress tc" },
+	{ "attach unknown syn hook", { "attach", "--ingress", "tc", "--syn-hook", "nic", NO_DEV }, "unknown --syn-hook 'nic'" },
+	{ "attach xdp mode with the syn hook at tc", { "attach", "--ingress", "tc", "--syn-hook", "tc", "--synproxy", "80", "--xdp-mode", "skb", NO_DEV }, "--xdp-mode: no XDP program with --ingress tc" },
+	{ "attach xdp mode with tc ingress alone", { "attach", "--ingress", "tc", "--xdp-mode", "native", NO_DEV }, "--xdp-mode: no XDP program with --ingress tc" },
 	{ "flows unknown option", { "flows", "--family", "ipx" }, "unknown option --family" },
 };
 

@@ -30,6 +30,9 @@ static int take_ifname(struct cli_parser *p, int argc, char **argv, const char *
 		return cli_usage_error(p, "missing interface name");
 	if (optind + 1 < argc)
 		return cli_usage_error(p, "unexpected argument '%s'", argv[optind + 1]);
+	if (strlen(argv[optind]) >= IFNAMSIZ)
+		return cli_usage_error(p, "interface name '%s' too long (at most %d characters)",
+				       argv[optind], IFNAMSIZ - 1);
 	*ifname = argv[optind];
 	return 0;
 }

@@ -595,6 +595,26 @@ bool loader_tick_sync(void)
 	return missing;
 }
 
+/* gone: NULL, or why there was nothing to take off ("gone": the device no longer exists). */
+static void print_detached(const char *ifname, const char *state, const char *gone, bool json)
+{
+	struct json_writer jw;
+
+	if (!json) {
+		printf("detached from %s (%sstate %s)\n", ifname,
+		       gone ? "the interface is gone, its record forgotten; " : "", state);
+		return;
+	}
+	jw_init(&jw, stdout);
+	jw_start_object(&jw);
+	jw_string_field(&jw, "detached", ifname);
+	jw_string_field(&jw, "state", state);
+	if (gone)
+		jw_string_field(&jw, "interface", gone);
+	jw_end_object(&jw);
+	jw_finish(&jw);
+}
+
 /* The flags of this namespace's record of ifindex, 0 without one. */
 static uint32_t link_flags(int ifindex)
 {
@@ -677,25 +697,41 @@ static int detach_locked(const char *ifname, int ifindex, bool keep_state, bool 
 	if (!keep_state && remaining == 0)
 		remove_state();
 	state = keep_state ? "kept" : remaining > 0 ? "kept for other interfaces" : "removed";
-	if (json) {
-		struct json_writer jw;
+	print_detached(ifname, state, NULL, json);
+	return 0;
+}
 
-		jw_init(&jw, stdout);
-		jw_start_object(&jw);
-		jw_string_field(&jw, "detached", ifname);
-		jw_string_field(&jw, "state", state);
-		jw_end_object(&jw);
-		jw_finish(&jw);
-	} else {
-		printf("detached from %s (state %s)\n", ifname, state);
+/* A record whose device is gone (deleted, its namespace moved): forgotten, as detach would. */
+static int forget_gone(const char *ifname, int ifindex, bool keep_state, bool json)
+{
+	int remaining = forget_link(ifindex);
+
+	if (remaining < 0) {
+		cli_error("detach %s: update %s: %s", ifname, ISN_MAP_LINKS, strerror(-remaining));
+		return remaining;
 	}
+	if (links_here() == 0)
+		tick_remove();
+	if (!keep_state && remaining == 0)
+		remove_state();
+	print_detached(ifname, keep_state ? "kept" : remaining > 0 ? "kept for other interfaces"
+							: "removed", "gone", json);
 	return 0;
 }
 
 int loader_detach(const char *ifname, bool keep_state, bool json)
 {
-	int ifindex, lock, err;
+	int ifindex, lock, err, recorded;
 
+	if (strlen(ifname) < IFNAMSIZ && !if_nametoindex(ifname) &&
+	    (recorded = link_index_by_name(ifname)) > 0) {
+		lock = state_lock("detach");
+		if (lock < 0)
+			return -EBUSY;
+		err = forget_gone(ifname, recorded, keep_state, json);
+		close(lock);
+		return err;
+	}
 	ifindex = resolve_ifindex("detach", ifname);
 	if (ifindex < 0)
 		return ifindex;

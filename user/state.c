@@ -583,3 +583,24 @@ int links_here(void)
 	close(fd);
 	return count;
 }
+
+int link_index_by_name(const char *ifname)
+{
+	struct link_key cur, next;
+	struct link_info info;
+	uint64_t here = netns_inode();
+	int fd = pinned_map_open(ISN_MAP_LINKS), found = -ENOENT;
+	void *prev = NULL;
+
+	if (fd < 0)
+		return fd;
+	while (found < 0 && !bpf_map_get_next_key(fd, prev, &next)) {
+		cur = next;
+		prev = &cur;
+		if (cur.netns_ino == here && !bpf_map_lookup_elem(fd, &cur, &info) &&
+		    !strncmp(info.ifname, ifname, sizeof(info.ifname)))
+			found = (int)cur.ifindex;
+	}
+	close(fd);
+	return found;
+}

@@ -59,6 +59,8 @@ void remove_state(void);
 int forget_link(int ifindex);
 /* Attachments left in this network namespace (after forget_link). */
 int links_here(void);
+/* The ifindex this namespace's record of ifname has (a device since gone, say), or -errno. */
+int link_index_by_name(const char *ifname);
 
 /* One attach or detach at a time: the lock's fd, or -1 after the error line. */
 int state_lock(const char *cmd);

@@ -24,6 +24,8 @@
 #include "parse.h"
 #include "pinned.h"
 #include "synproxy.h"
+#include "health.h"
+#include "loader.h"
 
 #define SYNPROXY_KFUNC "bpf_sk_assign_tcp_reqsk"
 
@@ -495,6 +497,51 @@ static int synproxy_change(const struct cli_parser *p, const struct synproxy_par
 	return 0;
 }
 
+/*
+ * Switching cookies on where no attached interface would answer them is
+ * refused (status would call it degraded); an interface that would not,
+ * beside others that would, and none attached at all, are warnings.
+ */
+static int synproxy_check_hooks(void)
+{
+	static struct health h;
+	const struct link_health *unserved = NULL;
+	int checked = 0, served = 0;
+
+	health_read(&h);
+	for (int i = 0; i < h.links; i++) {
+		const struct link_health *l = &h.link[i];
+
+		if (!l->checked || strcmp(l->state, "attached"))
+			continue;
+		checked++;
+		if (l->cookies_served)
+			served++;
+		else if (!unserved)
+			unserved = l;
+	}
+	if (!h.links) {
+		fprintf(stderr, "%s: synproxy: warning: no interface is attached; the ports apply "
+			"from the next attach\n", PROG_NAME);
+		return 0;
+	}
+	if (!unserved)
+		return 0;
+	if (!served) {
+		cli_error("synproxy: no attached interface would answer SYN cookies (%s: %s); "
+			  "attach it again with --synproxy PORTS (on a veth whose peer has no XDP "
+			  "program: --ingress tc --syn-hook tc)", unserved->info.ifname,
+			  strcmp(unserved->syn_hook, "none") ? "its veth peer has no XDP program"
+							      : "no SYN hook");
+		return EXIT_RUNTIME;
+	}
+	fprintf(stderr, "%s: synproxy: warning: %s would not answer SYN cookies (%s); 'isnguard "
+		"status' lists it\n", PROG_NAME, unserved->info.ifname,
+		strcmp(unserved->syn_hook, "none") ? "its veth peer has no XDP program"
+						    : "no SYN hook");
+	return 0;
+}
+
 int do_synproxy(int argc, char **argv)
 {
 	struct cli_parser p = {
@@ -529,6 +576,8 @@ int do_synproxy(int argc, char **argv)
 	} else if (prm.spec || prm.mode >= 0 || prm.threshold || prm.path >= 0 ||
 		   prm.invalid_ack_rate_given) {
 		err = synproxy_change(&p, &prm, &cfg, ports);
+		if (!err && cfg.mode != SYNPROXY_OFF)
+			err = synproxy_check_hooks();
 		if (!err && (err = synproxy_write(config_fd, ports_fd, &cfg, ports))) {
 			cli_error("synproxy: update %s: %s", ISN_MAP_SYNPROXY, strerror(-err));
 			err = EXIT_RUNTIME;
@@ -538,6 +587,10 @@ int do_synproxy(int argc, char **argv)
 	close(ports_fd);
 	if (err)
 		return err;
+	/* The translate path's resends need the tick, which no attach made while the proxy was off. */
+	if (cfg.mode != SYNPROXY_OFF && loader_tick_sync())
+		fprintf(stderr, "%s: synproxy: made the resend tick device %s\n", PROG_NAME,
+			ISN_TICK_DEV);
 	if (prm.json) {
 		jw_init(&jw, stdout);
 		synproxy_print(&cfg, ports, &jw);

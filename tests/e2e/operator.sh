@@ -91,17 +91,44 @@ test_status_after_detach_keep_state_and_a_restart_that_keeps_the_tick() {
 	assert_eq "$(op_connects 5)" 5 "connects after the restart"
 }
 
-test_status_degraded_where_syn_cookies_are_answered_by_nobody() {
+test_synproxy_refused_where_no_interface_would_answer_cookies() {
+	local rc=0 err
 	topo_up
 	in_ns "$NS_A" sysctl -qw net.ipv4.tcp_syncookies=1
-	# tc ingress without --synproxy loads no SYN hook; the proxy switched on later has none.
+	# tc ingress without --synproxy loads no SYN hook: cookies switched on would reach nobody.
 	isng attach "$IF_A" --ingress tc || fail "attach --ingress tc"
-	assert_eq "$(op_status_rc)" 0 "status exit code before the proxy"
-	isng synproxy $OP_PORT >/dev/null || fail "synproxy $OP_PORT"
-	assert_eq "$(op_status_rc)" 4 "status exit code with ports nobody answers"
-	isng status | grep -q "problem: $IF_A: SYN cookies for ports $OP_PORT are answered by nobody" ||
-		fail "status names no problem"
+	err=$(isng synproxy $OP_PORT 2>&1) || rc=$?
+	assert_eq "$rc" 1 "exit code of synproxy $OP_PORT with no SYN hook"
+	[[ "$err" == *"no attached interface would answer SYN cookies ($IF_A: no SYN hook)"* ]] ||
+		fail "synproxy's error: '$err'"
+	isng synproxy | grep -q '^synproxy  off' || fail "the refused synproxy changed the settings"
+	assert_eq "$(op_status_rc)" 0 "status exit code, the proxy still off"
+}
+
+test_status_degraded_by_a_missing_tick_and_a_gone_interface() {
+	topo_up
+	in_ns "$NS_A" sysctl -qw net.ipv4.tcp_syncookies=1
+	isng attach "$IF_A" --synproxy $OP_PORT 2>/dev/null || fail "attach --synproxy"
+	assert_eq "$(op_status_rc)" 0 "status exit code while all is served"
+	in_ns "$NS_A" ip link del "$ISN_TICK" || fail "ip link del $ISN_TICK"
+	assert_eq "$(op_status_rc)" 4 "status exit code without the tick"
+	isng status | grep -q "problem: the resend tick is missing" || fail "status names no tick problem"
 	isng status --json | grep -q '"health":"degraded"' || fail "status --json health"
+	# Saying the ports again puts the tick back from the pinned tick program.
+	isng synproxy $OP_PORT >/dev/null || fail "synproxy $OP_PORT"
+	in_ns "$NS_A" ip link show "$ISN_TICK" >/dev/null || fail "synproxy did not make $ISN_TICK"
+	assert_eq "$(op_status_rc)" 0 "status exit code with the tick back"
+	# A second interface, then gone under isnguard.
+	ip -n "$NS_A" link add x0 type veth peer name x1 || fail "veth x0"
+	ip -n "$NS_A" link set x0 up
+	ip -n "$NS_A" link set x1 up
+	isng attach x0 --ingress tc --syn-hook tc || fail "attach x0"
+	ip -n "$NS_A" link del x0 || fail "ip link del x0"
+	assert_eq "$(op_status_rc)" 4 "status exit code with an interface gone"
+	isng status | grep -q "problem: x0: the interface is gone" || fail "status names no gone interface"
+	# As the problem line says: detach forgets it.
+	isng detach x0 | grep -q "the interface is gone" || fail "detach x0 (gone)"
+	assert_eq "$(op_status_rc)" 0 "status exit code once the gone interface is forgotten"
 }
 
 # One passive open to A; the SYN-ACK's ISN checked against KEY.
