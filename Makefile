@@ -169,7 +169,7 @@ test-unit: deps
 	$(Q)E2E=0 scripts/run-tests.sh $(BUILD)
 
 # Each datapath program loaded alone: instructions processed, states, stack, time, against
-# the budget (README "Verifier budget"). CLANG=clang-19 BUILD=build-clang19 for the other compiler.
+# the budget (docs/development.md, "Verifier budget"). CLANG=clang-19 BUILD=build-clang19 for the other compiler.
 check-verifier: deps
 	$(Q)$(MAKE) --no-print-directory $(BUILD)/isnguard.bpf.o $(BUILD)/verifier_budget
 	$(Q)$(BUILD)/verifier_budget $(BUILD)/isnguard.bpf.o
@@ -213,8 +213,10 @@ install: all
 	$(Q)install -D -m 0644 contrib/isnguard.bash-completion \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/isnguard
 	$(Q)install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/isnguard/README.md
+	$(Q)install -d $(DESTDIR)$(PREFIX)/share/doc/isnguard/docs
+	$(Q)install -m 0644 docs/*.md $(DESTDIR)$(PREFIX)/share/doc/isnguard/docs/
 
-# Regenerate vmlinux.h from the running kernel's BTF (see README: when to).
+# Regenerate vmlinux.h from the running kernel's BTF (docs/development.md, "Build": when to).
 vmlinux:
 	$(Q)mkdir -p $(dir $(VMLINUX_H))
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_H).tmp

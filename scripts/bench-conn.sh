@@ -13,7 +13,7 @@
 #            facing the client: SYN cookies on the translate path, with
 #            --ingress xdp and with --ingress tc. The senders compute
 #            checksums in full (tx offload off on a0 and b0), so XDP's
-#            incremental fix is right for what M forwards (README,
+#            incremental fix is right for what M forwards (docs/operations.md,
 #            --ingress tc); the same without isnguard. And the anchor,
 #            the kernel's own SYNPROXY on M (nftables, no isnguard): each
 #            translate row's ratios to it are printed too.

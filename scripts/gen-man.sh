@@ -1,79 +1,255 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# Writes isnguard(8) on stdout from the binary's own --help texts, so the
-# manual page lists exactly the commands and options the CLI has.
+# Writes isnguard(8) on stdout from the binary's own --help texts: the
+# commands of `isnguard --help`, each with the synopsis, description and
+# options of `isnguard CMD --help`, so a new command or option appears here
+# without a change to this script. A command's --help may end with an
+# "Exit status:" section of "  N  meaning" lines; it goes under EXIT STATUS,
+# marked as that command's.
 # Usage: gen-man.sh ISNGUARD_BINARY
 set -euo pipefail
 bin=$1
 
-cat <<'HEAD'
-.TH ISNGUARD 8 "" "isnguard" "System Administration"
+mapfile -t commands < <("$bin" --help | awk '/^  [a-z]/ && $1 != "help" {print $1}')
+version=$("$bin" version | awk '{print $NF}')
+exits=$(mktemp)
+trap 'rm -f "$exits"' EXIT
+
+has_command() {
+	local c
+	for c in "${commands[@]}"; do
+		[ "$c" = "$1" ] && return 0
+	done
+	return 1
+}
+
+# Text into roff, as an awk function: backslashes kept, hyphens as \- (so
+# options stay hyphens when copied), and a line starting with . or ' not
+# taken for a request.
+ESC='function esc(s) { gsub(/\\/, "\\\\e", s); gsub(/-/, "\\\\-", s); if (s ~ /^[.\047]/) s = "\\&" s; return s }'
+roff() {
+	awk "$ESC"' { print esc($0) }'
+}
+
+# One command's --help as a subsection: its usage line, its description
+# (an indented "word  text" line is a tagged paragraph), one .TP entry per
+# option (a deeper-indented line continues the option above), and its
+# "Exit status:" lines into $exits.
+command_section() { # CMD ONE_LINE_DESCRIPTION
+	local cmd=$1 summary=$2 help
+	help=$("$bin" "$cmd" --help 2>/dev/null || true)
+	echo ".SS $cmd"
+	if [[ $help != Usage:* ]]; then
+		# No usage text of its own: the top-level help's line stands for it.
+		printf 'isnguard %s\n' "$cmd" | roff | sed 's/^/.B /'
+		printf '.PP\n'
+		printf '%s.\n' "${summary^}" | roff
+		return
+	fi
+	awk -v cmd="$cmd" -v exits="$exits" "$ESC"'
+		function flush() {
+			if (opt != "") { print ".TP"; print ".B " esc(opt); print esc(text) }
+			opt = ""; text = ""
+		}
+		NR == 1 { sub(/^Usage: /, ""); print ".B " esc($0); print ".PP"; next }
+		/^Options:$/ { flush(); part = "options"; next }
+		/^Exit status:$/ { flush(); part = "exit"; next }
+		part == "exit" && NF { sub(/^ +/, ""); code = $1; sub(/^[^ ]+ +/, "")
+			print cmd "\t" code "\t" $0 >> exits; next }
+		part == "options" && /^  +-/ {
+			flush(); line = $0; sub(/^ +/, "", line)
+			n = match(line, /  +/)
+			if (n) { opt = substr(line, 1, n - 1); text = substr(line, n + RLENGTH) }
+			else { opt = line; text = "" }
+			next
+		}
+		part == "options" && /^    +[^ -]/ { line = $0; sub(/^ +/, "", line); text = text " " line; next }
+		part == "options" { flush(); next }
+		!NF { if (NR > 2 && part == "") print ".PP"; tagged = 0; next }
+		/^  +[^ ]+  +/ {
+			line = $0; sub(/^ +/, "", line); n = match(line, /  +/)
+			print ".IP \"" esc(substr(line, 1, n - 1)) "\" 8"; print esc(substr(line, n + RLENGTH))
+			tagged = 1; next
+		}
+		tagged { print ".PP"; tagged = 0 }
+		{ print esc($0) }
+		END { flush() }
+	' <<<"$help"
+}
+
+cat <<HEAD
+.TH ISNGUARD 8 "" "isnguard $version" "System Administration"
+.nh
 .SH NAME
-isnguard \- keyed TCP initial sequence numbers and SYN cookies for a host, in eBPF
+isnguard \\- keyed TCP initial sequence numbers and SYN cookies for a host, in eBPF
 .SH SYNOPSIS
 .B isnguard
 .I COMMAND
 .RI [ options ]
-.SH DESCRIPTION
-isnguard attaches an eBPF datapath to a network interface (XDP on ingress,
-tc on egress). It gives every TCP connection of the host an unpredictable
-keyed initial sequence number (RFC 6528), translating sequence numbers,
-SACK blocks and ICMP-quoted headers per flow, and it can answer SYNs to
-chosen ports with SYN cookies so that a SYN flood never reaches the
-host's listener. The state (flow tables, key, settings) is pinned under
-/sys/fs/bpf/isnguard and can be read with
-.BR bpftool (8).
-.PP
-Every command takes
-.B \-\-help
-and
-.BR \-\-json .
-Under
-.B \-\-json
-errors are one JSON object on standard output. Bad usage exits 2, a
-runtime failure 1.
-.SH COMMANDS
+.br
+.B isnguard
+.BR \\-\\-help " | " \\-\\-version
 HEAD
+for cmd in "${commands[@]}"; do
+	usage=$("$bin" "$cmd" --help 2>/dev/null | sed -n '1s/^Usage: //p')
+	echo ".br"
+	echo "${usage:-isnguard $cmd}" | roff | sed 's/^/.B /'
+done
 
-"$bin" --help | awk '/^  [a-z]/ {print $1}' | while read -r cmd; do
-	[ "$cmd" = help ] && continue
-	echo ".SS $cmd"
-	"$bin" "$cmd" --help 2>/dev/null | awk '
-		NR == 1 { sub(/^Usage: /, ""); print ".B " $0; next }
-		/^Options:/ { opts = 1; next }
-		opts && /^  / {
-			line = $0; sub(/^  /, "", line)
-			split(line, parts, /  +/)
-			print ".TP"; print ".B " parts[1]
-			n = index(line, "  "); rest = substr(line, n); sub(/^ +/, "", rest)
-			print rest; next
-		}
-		# a text line starting with . or a quote would read as a request
-		!opts && NF { if ($0 ~ /^[.\047]/) $0 = "\\&" $0; print; next }
-		!opts && !NF { print ".PP" }
-	'
-done | sed -e 's/-/\\-/g'
+cat <<'DESCRIPTION'
+.SH DESCRIPTION
+isnguard attaches an eBPF datapath to a network interface: XDP (or tc) on
+ingress, tc on egress. It gives every TCP connection of the host an
+unpredictable keyed initial sequence number (RFC 6528), translating sequence
+numbers, SACK blocks and ICMP-quoted headers per flow, and it can answer SYNs
+to chosen ports with SYN cookies, so that a SYN flood never reaches the
+host's listener: a valid cookie ACK is handed to the host's listener (the
+local path), or isnguard opens the connection to a server behind the host
+and translates it (the translate path).
+.PP
+No daemon runs. The state (flow tables, key, settings, counters) is pinned
+on the bpffs and shared by every interface isnguard is attached to, in every
+network namespace; it can be read with
+.BR bpftool (8).
+The first
+.B attach
+creates it with a fresh key;
+.B detach
+of the last interface removes it, unless
+.BR \-\-keep\-state .
+.PP
+Errors are one line on standard error; under
+.B \-\-json
+they are one JSON object on standard output, and commands that change state
+print what they did as one.
+.SH COMMANDS
+DESCRIPTION
 
-cat <<'TAIL'
+for cmd in "${commands[@]}"; do
+	command_section "$cmd" "$("$bin" --help | awk -v c="$cmd" '$1 == c {$1 = ""; sub(/^ +/, ""); print}')"
+done
+
+json_commands=()
+for cmd in "${commands[@]}"; do
+	"$bin" "$cmd" --help 2>/dev/null | grep -qE -- '^ +(-j, )?--json' && json_commands+=("$cmd")
+done
+cat <<OPTIONS
+.SH OPTIONS
+.TP
+.BR \\-h ", " \\-\\-help
+Before a command: list the commands. After one: the command's usage and options.
+.TP
+.B \\-\\-version
+Print the version.
+.TP
+.BR \\-j ", " \\-\\-json
+Print one JSON object: what was done, what was asked for, or the error.
+Taken by: ${json_commands[*]}.
+OPTIONS
+
+cat <<'STATUS'
+.SH EXIT STATUS
+.TP
+.B 0
+Success.
+.TP
+.B 1
+Runtime failure: not root, no such interface, not attached, the kernel
+refused a program or an attach.
+.TP
+.B 2
+Bad usage: an unknown command or option, a missing or bad value.
+STATUS
+if [ -s "$exits" ]; then
+	cut -f1 "$exits" | uniq | while read -r cmd; do
+		printf '.PP\nThe\n.B %s\ncommand'"'"'s own:\n' "$cmd"
+		awk -F '\t' -v c="$cmd" "$ESC"' $1 == c { print ".TP"; print ".B " esc($2); print esc($3) }' "$exits"
+	done
+fi
+if ! grep -q "^status	" "$exits"; then
+	cat <<'STATUS_NOW'
+.PP
+The
+.B status
+command exits 0 when the pinned state exists, with interfaces attached or
+kept with none, and 1 when there is none.
+STATUS_NOW
+fi
+
+cat <<'FILES'
 .SH FILES
 .TP
 .I /sys/fs/bpf/isnguard/
-the pinned maps: isn_flows, isn_opening, isn_config, isn_key (write-only),
-isn_stats, isn_links, isn_synproxy, isn_synproxy_ports, isn_syn_rate,
-isn_sweeper, isn_sweep_flows, isn_sweep_opening, isn_sweep_long, isn_flow_count,
-isn_syn_resend
+The pin directory (or
+.BR $ISNGUARD_PIN_DIR ),
+created 0700: the maps isn_flows, isn_opening, isn_flow_count, isn_config,
+isn_key (write\-only), isn_stats, isn_links, isn_synproxy,
+isn_synproxy_ports, isn_syn_rate, isn_syn_resend, isn_sweeper,
+isn_sweep_flows, isn_sweep_opening and isn_sweep_long.
+FILES
+if has_command apply; then
+	cat <<'CONF'
 .TP
+.I /etc/isnguard/isnguard.conf
+The configuration that
+.B isnguard apply
+applies.
+CONF
+else
+	cat <<'CONF'
+.TP
+.I /etc/isnguard/isnguard.conf
+Not read by this build, which has no configuration file: the settings are
+the options of
+.B attach
+and of the commands that change them live.
+CONF
+fi
+cat <<'FILES'
+.TP
+.I /etc/default/isnguard
+.B ISNGUARD_ATTACH_ARGS
+for the
 .I isnguard@.service
-a systemd template unit: attach on start, detach \-\-keep\-state on stop
+template unit, one instance per interface: start attaches, stop detaches
+with
+.BR \-\-keep\-state .
+.TP
+.I share/doc/isnguard/
+under the install prefix: README.md and docs/ (design, operations,
+security, benchmarks, development).
 .SH ENVIRONMENT
 .TP
 .B ISNGUARD_PIN_DIR
-the state directory instead of /sys/fs/bpf/isnguard
+The pin directory instead of /sys/fs/bpf/isnguard: a separate state, with its
+own key, tables and counters.
 .TP
 .B ISNGUARD_DEBUG
-libbpf and libxdp messages on standard error
+Set and neither empty nor 0: libbpf's and libxdp's messages (the verifier's
+log among them) on standard error.
+.TP
+.B LIBXDP_BPFFS
+Read by libxdp. Under
+.BR "ip netns exec" ,
+which hides the bpffs, isnguard sets it (unless set) to the bpffs it found
+through its parent process.
+.SH EXAMPLES
+.nf
+.RS
+isnguard attach eth0
+isnguard attach eth0 \-\-synproxy 22,443
+isnguard attach eth0 \-\-ingress tc \-\-syn\-hook tc \-\-synproxy 443
+isnguard status \-\-json
+isnguard stats \-\-watch 1
+isnguard key rotate
+isnguard detach \-\-keep\-state eth0
+nsenter \-\-net=/run/netns/NAME isnguard status
+.RE
+.fi
 .SH SEE ALSO
 .BR bpftool (8),
-.BR ip-netns (8),
-.BR tc (8)
-TAIL
+.BR xdp\-loader (8),
+.BR tc (8),
+.BR ip\-link (8),
+.BR ip\-netns (8)
+FILES

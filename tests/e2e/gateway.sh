@@ -6,7 +6,7 @@
 # m1, the interface facing the clients (B); it protects A, the server behind
 # it, whose packets it sees only as they are forwarded: B's arrive on m1's
 # ingress (XDP, or tc with --ingress tc), A's leave through m1's tc egress.
-# XDP cannot see a forwarded veth skb's partial checksum (README, --ingress
+# XDP cannot see a forwarded veth skb's partial checksum (docs/operations.md, --ingress
 # tc): with XDP the senders compute checksums in full.
 # `isng` runs in $NS_M for these tests (ISNG_NS), and topo_down detaches m1.
 
@@ -77,7 +77,7 @@ test_gateway_active_open_ipv4() { check_gw_open active 4; }
 test_gateway_active_open_ipv6() { check_gw_open active 6; }
 # The ingress program on clsact (attach --ingress tc), the one for a host
 # that forwards what a veth gives it: partial checksums are kept right only
-# there (README, --ingress tc), so only these tests leave them partial.
+# there (docs/operations.md, --ingress tc), so only these tests leave them partial.
 test_gateway_passive_open_tc_ingress_ipv4() {
 	E2E_ATTACH_ARGS="$E2E_ATTACH_ARGS --ingress tc" check_gw_open passive 4
 }

@@ -59,7 +59,7 @@ ngx_counters() {
 # on A (those the SYN proxy leaves to A's stack: syn_passed_socket).
 # RETRANS: "none" asserts that B retransmitted nothing, "any" logs it (the
 # translate path drops what the client sends while the server's side
-# opens, by design: README).
+# opens, by design: docs/design.md, "The translate path").
 check_nginx_clients() { # FAMILY SERVER_CPU RETRANS(none|any)
 	local fam=$1 cpu=$2 retrans=$3 url req secs econn eread ewrite etimeout non2xx
 	local p0 a0 r0 x0 p1 a1 r1 x1 passive active twice complete failed out i counts

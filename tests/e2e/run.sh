@@ -33,6 +33,8 @@ E2E_SELF=$(readlink -f "${BASH_SOURCE[0]}")
 . "$(dirname "$E2E_SELF")/nginx.sh"
 # shellcheck source=tests/e2e/operator.sh
 . "$(dirname "$E2E_SELF")/operator.sh"
+# shellcheck source=tests/e2e/docs.sh
+. "$(dirname "$E2E_SELF")/docs.sh"
 
 PORT=5001
 CPORT=40001
@@ -750,7 +752,8 @@ test_install_tree() {
 	make -s -C "$E2E_ROOT" install PREFIX="$prefix" >"$E2E_WORK/install.log" 2>&1 ||
 		{ rm -rf "$prefix"; fail "make install: $(tail -n 3 "$E2E_WORK/install.log")"; }
 	for f in sbin/isnguard share/man/man8/isnguard.8 lib/systemd/system/isnguard@.service \
-		share/bash-completion/completions/isnguard share/doc/isnguard/README.md; do
+		share/bash-completion/completions/isnguard share/doc/isnguard/README.md \
+		share/doc/isnguard/docs/operations.md; do
 		[ -f "$prefix/$f" ] || missing+=" $f"
 	done
 	[ -z "$missing" ] || { rm -rf "$prefix"; fail "not installed:$missing"; }
@@ -826,7 +829,7 @@ run_main() {
 		shift
 	done
 	mapfile -t tests < <(grep -ohE '^test_[a-z0-9_]+\(\)' "$E2E_SELF" "$E2E_DIR/synproxy.sh" \
-		"$E2E_DIR/gateway.sh" "$E2E_DIR/nginx.sh" "$E2E_DIR/operator.sh" |
+		"$E2E_DIR/gateway.sh" "$E2E_DIR/nginx.sh" "$E2E_DIR/operator.sh" "$E2E_DIR/docs.sh" |
 		tr -d '()')
 	for t in "${tests[@]}"; do
 		if [ ${#filters[@]} -eq 0 ]; then
