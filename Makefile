@@ -201,8 +201,10 @@ demo: deps
 		$(BUILD)/syn_flood
 	$(Q)scripts/demo.sh $(BUILD)
 
-# PREFIX=/usr for a system install; DESTDIR for a package root.
+# PREFIX=/usr for a system install; DESTDIR for a package root. The sample
+# config goes to SYSCONFDIR (the path the binary reads) only where none is.
 SYSTEMD_UNIT_DIR ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= /etc
 install: all
 	$(Q)install -D -m 0755 $(BUILD)/isnguard $(DESTDIR)$(PREFIX)/sbin/isnguard
 	$(Q)install -D -m 0644 $(BUILD)/isnguard.8 $(DESTDIR)$(PREFIX)/share/man/man8/isnguard.8
@@ -210,6 +212,13 @@ install: all
 	$(Q)sed 's|@SBINDIR@|$(PREFIX)/sbin|g' contrib/isnguard@.service.in \
 		> $(DESTDIR)$(SYSTEMD_UNIT_DIR)/isnguard@.service
 	$(Q)chmod 0644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/isnguard@.service
+	$(Q)sed 's|@SBINDIR@|$(PREFIX)/sbin|g' contrib/isnguard.service.in \
+		> $(DESTDIR)$(SYSTEMD_UNIT_DIR)/isnguard.service
+	$(Q)chmod 0644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/isnguard.service
+	$(Q)install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/isnguard
+	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/isnguard/isnguard.conf ] || \
+		{ $(BUILD)/isnguard config example > $(DESTDIR)$(SYSCONFDIR)/isnguard/isnguard.conf && \
+		  chmod 0644 $(DESTDIR)$(SYSCONFDIR)/isnguard/isnguard.conf; }
 	$(Q)install -D -m 0644 contrib/isnguard.bash-completion \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/isnguard
 	$(Q)install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/isnguard/README.md

@@ -11,7 +11,7 @@ set -euo pipefail
 bin=$1
 
 mapfile -t commands < <("$bin" --help | awk '/^  [a-z]/ && $1 != "help" {print $1}')
-version=$("$bin" version | awk '{print $NF}')
+version=$("$bin" version | awk '{print $2}')
 exits=$(mktemp)
 trap 'rm -f "$exits"' EXIT
 
@@ -185,7 +185,7 @@ The pin directory (or
 created 0700: the maps isn_flows, isn_opening, isn_flow_count, isn_config,
 isn_key (write\-only), isn_stats, isn_links, isn_synproxy,
 isn_synproxy_ports, isn_syn_rate, isn_syn_resend, isn_sweeper,
-isn_sweep_flows, isn_sweep_opening and isn_sweep_long.
+isn_sweep_flows, isn_sweep_opening and isn_sweep_long; userspace's own pins isn_key_source (the SHA\-256 of the key file applied last) and isnguard_tc_tick (the tick program, so apply can put the tick back).
 FILES
 if has_command apply; then
 	cat <<'CONF'
@@ -207,6 +207,12 @@ CONF
 fi
 cat <<'FILES'
 .TP
+.I isnguard.service
+The unit for the config file: start and reload run
+.BR "isnguard apply" ,
+stop runs
+.BR "isnguard detach \-\-all \-\-keep\-state" .
+.TP
 .I /etc/default/isnguard
 .B ISNGUARD_ATTACH_ARGS
 for the
@@ -219,6 +225,13 @@ with
 under the install prefix: README.md and docs/ (design, operations,
 security, benchmarks, development).
 .SH ENVIRONMENT
+.TP
+.B ISNGUARD_CONFIG
+The config file that
+.B apply
+and
+.B config check
+read when given none, instead of /etc/isnguard/isnguard.conf.
 .TP
 .B ISNGUARD_PIN_DIR
 The pin directory instead of /sys/fs/bpf/isnguard: a separate state, with its
@@ -243,6 +256,9 @@ isnguard status \-\-json
 isnguard stats \-\-watch 1
 isnguard key rotate
 isnguard detach \-\-keep\-state eth0
+isnguard config example > /etc/isnguard/isnguard.conf
+isnguard apply \-\-dry\-run
+isnguard status || echo "not healthy: exit $?"
 nsenter \-\-net=/run/netns/NAME isnguard status
 .RE
 .fi

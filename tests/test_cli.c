@@ -436,7 +436,7 @@ TEST(test_config_example_passes_config_check)
 	if (!ASSERT_TRUE(write_config(path, sizeof(path), res.out), "config file"))
 		return;
 	if (ASSERT_TRUE(run_cli(&res, args), "run isnguard")) {
-		snprintf(want, sizeof(want), "%s: ok, 1 interface\n", path);
+		snprintf(want, sizeof(want), "%s: ok, 0 interfaces\n", path);
 		ASSERT_EQ(res.status, 0, "config check: exit status");
 		ASSERT_STREQ(res.out, want, "config check: stdout");
 		ASSERT_STREQ(res.err, "", "config check: stderr");

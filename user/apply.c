@@ -61,7 +61,13 @@ static const struct link_health *link_here(const struct health *h, const char *i
 	return NULL;
 }
 
-/* What the file says of the hooks differs from what is attached (unsaid keys match anything). */
+/*
+ * What the file says of the hooks differs from what is attached (unsaid
+ * keys match anything), or the file wants SYN cookies the attached hooks
+ * cannot answer (attached before the proxy was on: no SYN hook, or native
+ * XDP_TX on a veth whose peer has no XDP program). A re-attach picks hooks
+ * that can.
+ */
 static const char *hooks_differ(const struct config_iface *ifc, const struct link_health *l)
 {
 	const struct attach_request *req = &ifc->req;
@@ -70,6 +76,8 @@ static const char *hooks_differ(const struct config_iface *ifc, const struct lin
 		return "ingress";
 	if (req->syn_hook_given && req->syn_tc != !!(l->info.flags & LINK_F_SYN_TC))
 		return "syn-hook";
+	if (req->synproxy && l->checked && !l->cookies_served)
+		return "hooks, which cannot answer the SYN proxy's cookies";
 	return NULL;
 }
 
@@ -236,7 +244,7 @@ int apply_config(const struct config *file, bool dry_run, bool json)
 	static struct health h;
 	static struct plan pl;
 	uint64_t here = netns_inode();
-	int err = 0;
+	int err = 0, failed = 0;
 
 	memset(&pl, 0, sizeof(pl));
 	pl.dry_run = dry_run;
@@ -250,29 +258,37 @@ int apply_config(const struct config *file, bool dry_run, bool json)
 			return err;
 	}
 	health_read(&h);
-	/* Attach what the file names and is not attached here, or with other hooks. */
-	for (int i = 0; i < file->ifaces && !err; i++) {
+	/*
+	 * Attach what the file names and is not attached here, or with other
+	 * hooks. One interface that fails (gone, refused) does not keep the
+	 * others unprotected: the rest go on, and apply exits 1 at the end.
+	 */
+	for (int i = 0; i < file->ifaces; i++) {
 		const struct config_iface *ifc = &file->iface[i];
 		const struct link_health *l = link_here(&h, ifc->name);
 		const char *differs = l ? hooks_differ(ifc, l) : NULL;
 		struct attach_request req = ifc->req;
 
+		req.quiet = true;
 		if (l && !strcmp(l->state, "attached") && !differs)
 			continue;
 		note(&pl, "%s %s%s%s", l && differs ? "re-attach" : "attach", ifc->name,
 		     differs ? ": its " : "", differs ? differs : "");
 		if (dry_run)
 			continue;
-		if (l && strcmp(l->state, "gone"))
-			err = loader_detach(ifc->name, true, false) ? EXIT_RUNTIME : 0;
-		req.quiet = true;
-		if (!err && req.synproxy && synproxy_check_host("apply", req.synproxy->path))
-			err = EXIT_RUNTIME;
-		if (!err && loader_attach(&req))
-			err = EXIT_RUNTIME;
+		if (l && strcmp(l->state, "gone") && loader_detach(ifc->name, true, DETACH_QUIET))
+			failed++;
+		else if (req.synproxy && synproxy_check_host("apply", req.synproxy->path))
+			failed++;
+		else if (loader_attach(&req))
+			failed++;
+		else
+			continue;
+		note(&pl, "  %s failed (its error is above)", ifc->name);
 	}
+	health_read(&h);	/* the state the attaches may have made */
 	/* The state's live settings, where there is state (a dry run before any attach has none). */
-	if (!err && (!dry_run || h.state)) {
+	if (h.state) {
 		err = apply_isn_config(file, &pl);
 		if (!err)
 			err = apply_synproxy(file, &pl);
@@ -291,14 +307,14 @@ int apply_config(const struct config *file, bool dry_run, bool json)
 		if (named)
 			continue;
 		note(&pl, "detach %s (not in the file; the state is kept)", l->info.ifname);
-		if (!dry_run && loader_detach(l->info.ifname, true, false))
+		if (!dry_run && loader_detach(l->info.ifname, true, DETACH_QUIET))
 			err = EXIT_RUNTIME;
 	}
 	if (!err && !dry_run && loader_tick_sync())
 		note(&pl, "resend tick (%s) made", ISN_TICK_DEV);
 	if (!err)
 		print_plan(&pl, file->path, json);
-	return err;
+	return err ? err : failed ? EXIT_RUNTIME : 0;
 }
 
 int do_apply(int argc, char **argv)
@@ -307,7 +323,7 @@ int do_apply(int argc, char **argv)
 	static bool dry_run, json;
 	const struct cli_option options[] = {
 		CLI_OPT_STRING("config", 'c', "FILE", &path,
-			       "the config file (default " CONFIG_DEFAULT_PATH ")"),
+			       "the config file (default $ISNGUARD_CONFIG, else " CONFIG_DEFAULT_PATH ")"),
 		CLI_OPT_FLAG("dry-run", 'n', &dry_run, "print what would change; change nothing"),
 		CLI_JSON_ROW(&json, "print the steps as one JSON object"),
 		CLI_HELP_ROW,
@@ -328,7 +344,7 @@ int do_apply(int argc, char **argv)
 	static struct config file;
 	int err;
 
-	path = CONFIG_DEFAULT_PATH;
+	path = config_default_path();
 	dry_run = json = false;
 	err = cli_parse(&p, argc, argv);
 	if (err)

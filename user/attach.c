@@ -21,6 +21,7 @@
 #include "synproxy.h"
 #include "keyfile.h"
 #include "attach.h"
+#include "state.h"
 
 
 /* One positional interface argument after the options. */
@@ -207,39 +208,76 @@ int do_attach(int argc, char **argv)
 		return EXIT_RUNTIME;
 	if (prm.key_file && key_apply_file("attach", prm.key_file, false, &key_changed)) {
 		/* Nothing half-done: the datapath goes with the key it could not take. */
-		loader_detach(req.ifname, true, false);
+		loader_detach(req.ifname, true, DETACH_QUIET);
 		return EXIT_RUNTIME;
 	}
 	return 0;
 }
 
+/* detach --all: every interface of this namespace, in the order of their records. */
+static int detach_all(bool keep_state, bool json)
+{
+	static char names[ISN_MAX_LINKS][IFNAMSIZ];
+	int n = links_here_names(names, ISN_MAX_LINKS), failed = 0;
+	struct json_writer jw;
+
+	if (n < 0)
+		n = 0;
+	for (int i = 0; i < n; i++)
+		failed += loader_detach(names[i], keep_state, json ? DETACH_QUIET : DETACH_TEXT) != 0;
+	if (json) {
+		jw_init(&jw, stdout);
+		jw_start_object(&jw);
+		jw_name(&jw, "detached");
+		jw_start_array(&jw);
+		for (int i = 0; i < n; i++)
+			jw_string(&jw, names[i]);
+		jw_end_array(&jw);
+		jw_uint_field(&jw, "failed", (unsigned)failed);
+		jw_string_field(&jw, "state", keep_state ? "kept" : "removed");
+		jw_end_object(&jw);
+		jw_finish(&jw);
+	} else if (!n) {
+		printf("nothing attached in this network namespace\n");
+	}
+	return failed ? EXIT_RUNTIME : 0;
+}
+
 int do_detach(int argc, char **argv)
 {
-	static bool keep_state, json;
+	static bool keep_state, json, all;
 	const struct cli_option options[] = {
 		CLI_OPT_FLAG("keep-state", 'k', &keep_state,
 			     "keep the pinned flow table, key and mode (for an upgrade or restart)"),
+		CLI_OPT_FLAG("all", 'a', &all, "every interface of this network namespace (what "
+			     "isnguard.service's stop runs, with --keep-state)"),
 		CLI_JSON_ROW(&json, "print what was done as one JSON object"),
 		CLI_HELP_ROW,
 		{ 0 },
 	};
 	struct cli_parser p = {
 		.cmd = "detach",
-		.args = "IFACE",
-		.summary = "Detach the datapath from IFACE. When no interface is left, the pinned\n"
-			   "state is removed too, unless --keep-state.",
+		.args = "IFACE | --all",
+		.summary = "Detach the datapath from IFACE (or, with --all, from every interface of\n"
+			   "this network namespace). When no interface is left, the pinned state is\n"
+			   "removed too, unless --keep-state ('isnguard purge' removes it later).\n"
+			   "An interface that is gone has its record forgotten.",
 		.options = options,
 	};
 	const char *ifname;
 	int err;
 
-	keep_state = json = false;
+	keep_state = json = all = false;
 	err = cli_parse(&p, argc, argv);
-	if (!err)
+	if (!err && all && optind < argc)
+		return cli_usage_error(&p, "--all takes no interface ('%s')", argv[optind]);
+	if (!err && !all)
 		err = take_ifname(&p, argc, argv, &ifname);
 	if (err)
 		return err == CLI_HELP_SHOWN ? 0 : err;
 	if (require_root("detach"))
 		return EXIT_RUNTIME;
-	return loader_detach(ifname, keep_state, json) ? EXIT_RUNTIME : 0;
+	if (all)
+		return detach_all(keep_state, json);
+	return loader_detach(ifname, keep_state, json ? DETACH_JSON : DETACH_TEXT) ? EXIT_RUNTIME : 0;
 }

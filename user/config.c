@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <ini.h>
 
@@ -244,6 +245,13 @@ int config_load(const char *path, struct config *cfg)
 	return cfg->errors ? EXIT_USAGE : 0;
 }
 
+const char *config_default_path(void)
+{
+	const char *path = getenv("ISNGUARD_CONFIG");
+
+	return path && *path ? path : CONFIG_DEFAULT_PATH;
+}
+
 /* --- isnguard config check|example ----------------------------------------- */
 
 static const char example[] =
@@ -274,7 +282,9 @@ static const char example[] =
 	"#invalid-ack-rate = 10000\n"
 	"#synproxy-path = auto\n"
 	"\n"
-	"[interface eth0]\n"
+	"# One section for each interface to attach; apply detaches, keeping the\n"
+	"# state, an interface attached here that no section names.\n"
+	"#[interface eth0]\n"
 	"# xdp (default) or tc; on a veth whose peer has no XDP program the SYN\n"
 	"# proxy's default is tc, with syn-hook tc.\n"
 	"#ingress = xdp\n"
@@ -320,7 +330,8 @@ int do_config(int argc, char **argv)
 	struct cli_parser p = {
 		.cmd = "config",
 		.args = "check [FILE] | example",
-		.summary = "check: read FILE (default " CONFIG_DEFAULT_PATH ") as 'apply' would and\n"
+		.summary = "check: read FILE (default $ISNGUARD_CONFIG, else " CONFIG_DEFAULT_PATH ")\n"
+			   "as 'apply' would and"
 			   "report each error with its line number; changes nothing. example: print\n"
 			   "a commented config file that 'config check' accepts.",
 		.options = config_options,
@@ -344,5 +355,5 @@ int do_config(int argc, char **argv)
 				       argv[optind]);
 	if (optind + 2 < argc)
 		return cli_usage_error(&p, "unexpected argument '%s'", argv[optind + 2]);
-	return config_check(optind + 1 < argc ? argv[optind + 1] : CONFIG_DEFAULT_PATH);
+	return config_check(optind + 1 < argc ? argv[optind + 1] : config_default_path());
 }

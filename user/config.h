@@ -36,6 +36,8 @@ struct config {
  * be read).
  */
 int config_load(const char *path, struct config *cfg);
+/* $ISNGUARD_CONFIG, else CONFIG_DEFAULT_PATH: what apply and config check read. */
+const char *config_default_path(void);
 
 int do_config(int argc, char **argv);
 

@@ -596,11 +596,14 @@ bool loader_tick_sync(void)
 }
 
 /* gone: NULL, or why there was nothing to take off ("gone": the device no longer exists). */
-static void print_detached(const char *ifname, const char *state, const char *gone, bool json)
+static void print_detached(const char *ifname, const char *state, const char *gone,
+			   enum detach_output out)
 {
 	struct json_writer jw;
 
-	if (!json) {
+	if (out == DETACH_QUIET)
+		return;
+	if (out == DETACH_TEXT) {
 		printf("detached from %s (%sstate %s)\n", ifname,
 		       gone ? "the interface is gone, its record forgotten; " : "", state);
 		return;
@@ -630,7 +633,8 @@ static uint32_t link_flags(int ifindex)
 	return info.flags;
 }
 
-static int detach_locked(const char *ifname, int ifindex, bool keep_state, bool json)
+static int detach_locked(const char *ifname, int ifindex, bool keep_state,
+			 enum detach_output out)
 {
 	bool made_clsact;
 	const char *state;
@@ -697,12 +701,12 @@ static int detach_locked(const char *ifname, int ifindex, bool keep_state, bool 
 	if (!keep_state && remaining == 0)
 		remove_state();
 	state = keep_state ? "kept" : remaining > 0 ? "kept for other interfaces" : "removed";
-	print_detached(ifname, state, NULL, json);
+	print_detached(ifname, state, NULL, out);
 	return 0;
 }
 
 /* A record whose device is gone (deleted, its namespace moved): forgotten, as detach would. */
-static int forget_gone(const char *ifname, int ifindex, bool keep_state, bool json)
+static int forget_gone(const char *ifname, int ifindex, bool keep_state, enum detach_output out)
 {
 	int remaining = forget_link(ifindex);
 
@@ -715,11 +719,11 @@ static int forget_gone(const char *ifname, int ifindex, bool keep_state, bool js
 	if (!keep_state && remaining == 0)
 		remove_state();
 	print_detached(ifname, keep_state ? "kept" : remaining > 0 ? "kept for other interfaces"
-							: "removed", "gone", json);
+							: "removed", "gone", out);
 	return 0;
 }
 
-int loader_detach(const char *ifname, bool keep_state, bool json)
+int loader_detach(const char *ifname, bool keep_state, enum detach_output out)
 {
 	int ifindex, lock, err, recorded;
 
@@ -728,7 +732,7 @@ int loader_detach(const char *ifname, bool keep_state, bool json)
 		lock = state_lock("detach");
 		if (lock < 0)
 			return -EBUSY;
-		err = forget_gone(ifname, recorded, keep_state, json);
+		err = forget_gone(ifname, recorded, keep_state, out);
 		close(lock);
 		return err;
 	}
@@ -739,7 +743,7 @@ int loader_detach(const char *ifname, bool keep_state, bool json)
 	lock = state_lock("detach");
 	if (lock < 0)
 		return -EBUSY;
-	err = detach_locked(ifname, ifindex, keep_state, json);
+	err = detach_locked(ifname, ifindex, keep_state, out);
 	close(lock);
 	return err;
 }

@@ -65,7 +65,9 @@ struct attachment {
 
 /* Errors are reported on stderr as one line; returns 0 or -errno. */
 int loader_attach(const struct attach_request *req);
-int loader_detach(const char *ifname, bool keep_state, bool json);
+/* How a detach reports what it did: a line, one JSON object, or nothing (its caller says it). */
+enum detach_output { DETACH_TEXT, DETACH_JSON, DETACH_QUIET };
+int loader_detach(const char *ifname, bool keep_state, enum detach_output out);
 /* The pinned state removed, and the resend tick of this namespace; 0 or -errno. */
 int loader_purge(void);
 /*

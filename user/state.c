@@ -565,23 +565,32 @@ int state_lock(const char *cmd)
 	return fd;
 }
 
-/* Attachments left in this network namespace (after forget_link). */
-int links_here(void)
+int links_here_names(char (*names)[IFNAMSIZ], int max)
 {
 	struct link_key cur, next;
+	struct link_info info;
 	uint64_t here = netns_inode();
 	int fd = pinned_map_open(ISN_MAP_LINKS), count = 0;
 	void *prev = NULL;
 
 	if (fd < 0)
 		return fd == -ENOENT ? 0 : fd;
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
+	while (count < max && !bpf_map_get_next_key(fd, prev, &next)) {
 		cur = next;
 		prev = &cur;
-		count += cur.netns_ino == here;
+		if (cur.netns_ino != here)
+			continue;
+		if (names && !bpf_map_lookup_elem(fd, &cur, &info))
+			snprintf(names[count], IFNAMSIZ, "%s", info.ifname);
+		count++;
 	}
 	close(fd);
 	return count;
+}
+
+int links_here(void)
+{
+	return links_here_names(NULL, ISN_MAX_LINKS);
 }
 
 int link_index_by_name(const char *ifname)

@@ -8,6 +8,7 @@
 #ifndef ISNGUARD_STATE_H
 #define ISNGUARD_STATE_H
 
+#include <net/if.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <linux/types.h>
@@ -59,6 +60,8 @@ void remove_state(void);
 int forget_link(int ifindex);
 /* Attachments left in this network namespace (after forget_link). */
 int links_here(void);
+/* The names of this namespace's records (names NULL: count them), at most max; or -errno. */
+int links_here_names(char (*names)[IFNAMSIZ], int max);
 /* The ifindex this namespace's record of ifname has (a device since gone, say), or -errno. */
 int link_index_by_name(const char *ifname);
 

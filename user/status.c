@@ -163,6 +163,21 @@ static void print_status_json(const struct status *st)
 	jw_finish(&jw);
 }
 
+/* Where the link's SYN cookies are answered, as the iface line ends. */
+static const char *cookie_words(const struct link_health *l)
+{
+	if (!l->checked)
+		return "";
+	if (l->info.flags & LINK_F_SYN_TC)
+		return ", SYN cookies: tc";
+	if (!l->live.cookie_prog_id)
+		return ", SYN cookies not served here";
+	if (l->live.xdp_native && l->peer_xdp == 0)
+		return ", SYN cookies: xdp, whose SYN-ACKs the veth peer without XDP drops";
+	return l->info.ingress == LINK_INGRESS_TC ? ", SYN cookies: xdp + tc"
+						  : ", SYN cookies: xdp + tc ACKs";
+}
+
 static void print_link_text(const struct link_health *l)
 {
 	char when[32], where[80] = "";
@@ -174,8 +189,8 @@ static void print_link_text(const struct link_health *l)
 	else if (!l->checked)
 		snprintf(where, sizeof(where), " (netns inode %llu, not under /run/netns: unchecked)",
 			 (unsigned long long)l->key.netns_ino);
-	printf("iface     %-15s %-15s ingress %-10s SYN hook %-4s since %s%s\n", l->info.ifname,
-	       l->state, link_ingress_name(l->info.ingress), l->syn_hook, when, where);
+	printf("iface     %-15s %-15s ingress %-10s since %s%s%s\n", l->info.ifname, l->state,
+	       link_ingress_name(l->info.ingress), when, cookie_words(l), where);
 }
 
 static void print_status_text(const struct status *st)
@@ -218,10 +233,13 @@ int do_status(int argc, char **argv)
 		.summary = "A health check, then where the datapath is attached, the mode of new\n"
 			   "flows, the timeouts and how full the flow table is. The first line (and\n"
 			   "JSON's \"health\") says whether everything the configuration asks for is\n"
-			   "served; the exit code says the same: 0 ok, 3 not attached (no interface;\n"
-			   "kept state or none), 4 degraded (an interface gone or partly attached, a\n"
-			   "port whose SYN cookies nobody answers, the resend tick missing); 1 when\n"
-			   "the state cannot be read.",
+			   "served, with a 'problem:' line for each thing that is not.\n"
+			   "\n"
+			   "Exit status:\n"
+			   "  0  ok: attached, everything configured is served\n"
+			   "  1  the state cannot be read (not root, a map of another build)\n"
+			   "  3  not attached: no interface (the state kept, or none)\n"
+			   "  4  degraded: an interface gone, cookies nobody answers, no tick",
 		.options = options,
 	};
 	static struct status st;

@@ -178,3 +178,47 @@ test_apply_with_a_key_file_survives_a_simulated_reboot() {
 	in_ns "$NS_A" tc qdisc show dev "$IF_A" | grep -q clsact && fail "a refused apply attached"
 	true
 }
+
+# One Exec line of the installed isnguard.service, its binary the build's, run in A.
+op_unit_exec() { # UNIT_FILE KEY
+	local line
+	line=$(sed -n "s/^$2=//p" "$1")
+	[ -n "$line" ] || fail "$2 missing from $1"
+	log "$2: $line"
+	# shellcheck disable=SC2086 # the unit's words, as systemd splits them
+	set -- $line
+	shift
+	ISNGUARD_CONFIG=$OP_CONF isng "$@"
+}
+
+test_service_unit_start_reload_stop() {
+	local prefix unit ids_before ids_after
+	OP_CONF="$E2E_WORK/isnguard.conf"
+	topo_up
+	in_ns "$NS_A" sysctl -qw net.ipv4.tcp_syncookies=1
+	prefix="$E2E_WORK/prefix"
+	make -s -C "$E2E_ROOT" install PREFIX="$prefix" SYSCONFDIR="$prefix/etc" \
+		>"$E2E_WORK/install.log" 2>&1 || fail "make install: $(tail -n 3 "$E2E_WORK/install.log")"
+	unit="$prefix/lib/systemd/system/isnguard.service"
+	require_cmd systemd-analyze
+	systemd-analyze verify --man=no "$unit" >"$E2E_WORK/verify.log" 2>&1 ||
+		fail "systemd-analyze verify: $(cat "$E2E_WORK/verify.log")"
+	# tc hooks: the SYN proxy can then be switched on live (no XDP_TX on this veth).
+	printf '[global]\ntimeout-closed = 30\n\n[interface %s]\ningress = tc\nsyn-hook = tc\n' \
+		"$IF_A" >"$OP_CONF"
+	op_unit_exec "$unit" ExecStart || fail "ExecStart"
+	assert_eq "$(op_status_rc)" 0 "status after start"
+	ids_before=$(isng status --json | grep -o '"ingress_prog_id":[0-9]*,"egress_prog_id":[0-9]*')
+	# Reload with the SYN proxy on: a live change, no re-attach.
+	sed -i "s/^timeout-closed = 30\$/&\nsynproxy = $OP_PORT/" "$OP_CONF"
+	op_unit_exec "$unit" ExecReload | grep -q "synproxy always, ports $OP_PORT" || fail "ExecReload"
+	ids_after=$(isng status --json | grep -o '"ingress_prog_id":[0-9]*,"egress_prog_id":[0-9]*')
+	assert_eq "$ids_after" "$ids_before" "program ids after the reload"
+	op_server 60
+	assert_eq "$(op_connects 5)" 5 "connects through the SYN proxy the reload switched on"
+	op_unit_exec "$unit" ExecStop || fail "ExecStop"
+	assert_eq "$(op_status_rc)" 3 "status after stop (state kept)"
+	op_unit_exec "$unit" ExecStart >/dev/null || fail "ExecStart again"
+	assert_eq "$(op_status_rc)" 0 "status after the second start"
+	assert_eq "$(isng status --json | json_num closed)" 30 "timeout-closed kept and applied"
+}

@@ -749,9 +749,11 @@ test_commands_work_through_ip_netns_exec() {
 test_install_tree() {
 	local prefix cmd opt man missing=
 	prefix=$(mktemp -d /tmp/isng-install.XXXXXX)
-	make -s -C "$E2E_ROOT" install PREFIX="$prefix" >"$E2E_WORK/install.log" 2>&1 ||
+	make -s -C "$E2E_ROOT" install PREFIX="$prefix" SYSCONFDIR="$prefix/etc" \
+		>"$E2E_WORK/install.log" 2>&1 ||
 		{ rm -rf "$prefix"; fail "make install: $(tail -n 3 "$E2E_WORK/install.log")"; }
 	for f in sbin/isnguard share/man/man8/isnguard.8 lib/systemd/system/isnguard@.service \
+		lib/systemd/system/isnguard.service etc/isnguard/isnguard.conf \
 		share/bash-completion/completions/isnguard share/doc/isnguard/README.md \
 		share/doc/isnguard/docs/operations.md; do
 		[ -f "$prefix/$f" ] || missing+=" $f"
@@ -770,12 +772,20 @@ test_install_tree() {
 	bash -n "$prefix/share/bash-completion/completions/isnguard" || fail "bash completion: syntax"
 	if command -v systemd-analyze >/dev/null; then
 		systemd-analyze verify --man=no "$prefix/lib/systemd/system/isnguard@.service" \
-			>"$E2E_WORK/verify.log" 2>&1 ||
+			"$prefix/lib/systemd/system/isnguard.service" >"$E2E_WORK/verify.log" 2>&1 ||
 			{ rm -rf "$prefix"; fail "systemd-analyze verify: $(cat "$E2E_WORK/verify.log")"; }
-		log "ok: systemd-analyze verify isnguard@.service"
+		log "ok: systemd-analyze verify isnguard@.service isnguard.service"
 	else
 		log "NOTE: no systemd-analyze here: the unit was installed but not verified"
 	fi
+	"$prefix/sbin/isnguard" config check "$prefix/etc/isnguard/isnguard.conf" ||
+		{ rm -rf "$prefix"; fail "the installed sample config fails config check"; }
+	# An edited config is never overwritten by the next install.
+	echo "# edited" >>"$prefix/etc/isnguard/isnguard.conf"
+	make -s -C "$E2E_ROOT" install PREFIX="$prefix" SYSCONFDIR="$prefix/etc" \
+		>"$E2E_WORK/install.log" 2>&1 || { rm -rf "$prefix"; fail "second make install"; }
+	tail -n 1 "$prefix/etc/isnguard/isnguard.conf" | grep -qx "# edited" ||
+		{ rm -rf "$prefix"; fail "make install overwrote an edited config"; }
 	rm -rf "$prefix"
 }
 
