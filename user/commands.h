@@ -15,5 +15,6 @@ int do_synproxy(int argc, char **argv);	/* synproxy.c */
 int do_apply(int argc, char **argv);	/* apply.c */
 int do_config(int argc, char **argv);	/* config.c */
 int do_purge(int argc, char **argv);	/* purge.c */
+int do_check(int argc, char **argv);	/* check.c */
 
 #endif /* ISNGUARD_COMMANDS_H */

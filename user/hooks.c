@@ -180,12 +180,41 @@ int loader_query(int ifindex, struct attachment *att)
 	return 0;
 }
 
-static void report_xdp_error(const char *ifname, int err, enum link_ingress ingress,
+/*
+ * The hook is taken (EBUSY, EEXIST): by a program loaded without libxdp's
+ * dispatcher, which libxdp cannot share, or in the other XDP mode. Names it.
+ */
+static bool report_xdp_holder(const char *ifname, int ifindex, int err)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	struct bpf_prog_info info = { 0 };
+	uint32_t len = sizeof(info), id;
+	int fd;
+
+	if ((err != -EBUSY && err != -EEXIST) || bpf_xdp_query(ifindex, 0, &q))
+		return false;
+	id = q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id ? q.skb_prog_id : q.hw_prog_id;
+	if (!id)
+		return false;
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd >= 0) {
+		bpf_obj_get_info_by_fd(fd, &info, &len);
+		close(fd);
+	}
+	cli_error("attach %s: XDP attach failed: the hook is held by XDP program %u (%s, %s mode), "
+		  "not through libxdp's dispatcher; see 'bpftool net show dev %s' or 'isnguard "
+		  "check %s'; detach it, load it with xdp-loader, or use --ingress tc --syn-hook tc",
+		  ifname, id, info.name[0] ? info.name : "?", q.drv_prog_id == id ? "native"
+		  : q.skb_prog_id == id ? "skb" : "hw", ifname, ifname);
+	return true;
+}
+
+static void report_xdp_error(const char *ifname, int ifindex, int err, enum link_ingress ingress,
 			     const struct bpf_object *obj)
 {
 	char msg[128];
 
-	if (report_refusal(ifname, err, obj))
+	if (report_refusal(ifname, err, obj) || report_xdp_holder(ifname, ifindex, err))
 		return;
 	if (err == -EOPNOTSUPP && ingress == LINK_INGRESS_XDP_NATIVE) {
 		cli_error("attach %s: the driver has no native XDP (try --xdp-mode skb)", ifname);
@@ -328,7 +357,7 @@ static int attach_xdp(struct isnguard *skel, const struct attach_request *req, i
 	xdp_program__set_xdp_frags_support(*xdp_prog, true);
 	err = xdp_program__attach(*xdp_prog, ifindex, xdp_mode_of(mode), 0);
 	if (err) {
-		report_xdp_error(req->ifname, err, mode, skel->obj);
+		report_xdp_error(req->ifname, ifindex, err, mode, skel->obj);
 		return err;
 	}
 	*prog_id = xdp_program__id(*xdp_prog);

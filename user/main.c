@@ -19,6 +19,7 @@ static int do_version(int argc, char **argv);
 static const struct cmd commands[] = {
 	{ "apply", do_apply, "make the live state match the config file" },
 	{ "config", do_config, "check a config file, or print an example" },
+	{ "check", do_check, "a preflight that changes nothing: kernel, interfaces, XDP, veth peers" },
 	{ "attach", do_attach, "load the datapath and attach it to an interface" },
 	{ "detach", do_detach, "detach the datapath from an interface" },
 	{ "status", do_status, "show where the datapath is attached and its settings" },

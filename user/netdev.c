@@ -16,6 +16,7 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <linux/pkt_sched.h>
+#include <linux/genetlink.h>
 #include <sys/socket.h>
 
 #include "netdev.h"
@@ -297,6 +298,40 @@ static void count_filter(struct nlmsghdr *nh, void *ctx)
 	*(int *)ctx += nh->nlmsg_type == RTM_NEWTFILTER;
 }
 
+struct qdisc_find {
+	int ifindex;
+	bool found;
+};
+
+static void find_clsact(struct nlmsghdr *nh, void *ctx)
+{
+	struct qdisc_find *q = ctx;
+	struct tcmsg *tc = NLMSG_DATA(nh);
+	int len = (int)(nh->nlmsg_len - NLMSG_LENGTH(sizeof(*tc)));
+
+	if (nh->nlmsg_type != RTM_NEWQDISC || tc->tcm_ifindex != q->ifindex)
+		return;
+	for (struct rtattr *a = TCA_RTA(tc); RTA_OK(a, len); a = RTA_NEXT(a, len))
+		if (a->rta_type == TCA_KIND && !strcmp(RTA_DATA(a), "clsact"))
+			q->found = true;
+}
+
+int netdev_has_clsact(int ifindex)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct tcmsg tc;
+	} req = {
+		.nh = { .nlmsg_len = sizeof(req), .nlmsg_type = RTM_GETQDISC,
+			.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP, .nlmsg_seq = 1 },
+		.tc = { .tcm_family = AF_UNSPEC, .tcm_ifindex = ifindex },
+	};
+	struct qdisc_find q = { .ifindex = ifindex };
+	int err = rtnl_request(&req, sizeof(req), find_clsact, &q);
+
+	return err ? err : q.found;
+}
+
 int netdev_clsact_filters(int ifindex)
 {
 	static const uint32_t parents[] = {
@@ -320,6 +355,95 @@ int netdev_clsact_filters(int ifindex)
 			return err;
 	}
 	return count;
+}
+
+/* --- XDP features (the "netdev" generic netlink family, Linux 6.3) ------- */
+
+/* From linux/netdev.h, which Debian 12's headers lack. */
+#define NETDEV_GENL_NAME "netdev"
+#define NETDEV_CMD_DEV_GET 1
+#define NETDEV_A_DEV_IFINDEX 1
+#define NETDEV_A_DEV_XDP_FEATURES 3
+
+struct genl_answer {
+	int family;
+	uint64_t features;
+	bool seen;
+};
+
+static int genl_talk(void *req, size_t len, struct genl_answer *answer, bool family_query)
+{
+	char buf[4096];
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC), err = -EPROTO;
+	ssize_t got;
+
+	if (fd < 0)
+		return -errno;
+	if (send(fd, req, len, 0) < 0 || (got = recv(fd, buf, sizeof(buf), 0)) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	close(fd);
+	for (struct nlmsghdr *nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)got);
+	     nh = NLMSG_NEXT(nh, got)) {
+		struct genlmsghdr *g = NLMSG_DATA(nh);
+		struct rtattr *a = (struct rtattr *)((char *)g + GENL_HDRLEN);
+		int alen = (int)(nh->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN));
+
+		if (nh->nlmsg_type == NLMSG_ERROR)
+			return ((struct nlmsgerr *)NLMSG_DATA(nh))->error;
+		for (; RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
+			if (family_query && a->rta_type == CTRL_ATTR_FAMILY_ID)
+				answer->family = *(uint16_t *)RTA_DATA(a);
+			if (!family_query && a->rta_type == NETDEV_A_DEV_XDP_FEATURES)
+				memcpy(&answer->features, RTA_DATA(a), sizeof(answer->features));
+		}
+		answer->seen = true;
+		err = 0;
+	}
+	return err;
+}
+
+int netdev_xdp_features(int ifindex, uint64_t *features)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct genlmsghdr g;
+		struct rtattr name;
+		char name_value[8];
+	} family = {
+		.nh = { .nlmsg_len = sizeof(family), .nlmsg_type = GENL_ID_CTRL,
+			.nlmsg_flags = NLM_F_REQUEST, .nlmsg_seq = 1 },
+		.g = { .cmd = CTRL_CMD_GETFAMILY, .version = 1 },
+		.name = { .rta_len = RTA_LENGTH(sizeof(NETDEV_GENL_NAME)),
+			  .rta_type = CTRL_ATTR_FAMILY_NAME },
+		.name_value = NETDEV_GENL_NAME,
+	};
+	struct {
+		struct nlmsghdr nh;
+		struct genlmsghdr g;
+		struct rtattr index;
+		uint32_t index_value;
+	} get = {
+		.nh = { .nlmsg_len = sizeof(get), .nlmsg_flags = NLM_F_REQUEST, .nlmsg_seq = 2 },
+		.g = { .cmd = NETDEV_CMD_DEV_GET, .version = 1 },
+		.index = { .rta_len = RTA_LENGTH(sizeof(uint32_t)), .rta_type = NETDEV_A_DEV_IFINDEX },
+		.index_value = (uint32_t)ifindex,
+	};
+	struct genl_answer answer = { 0 };
+	int err = genl_talk(&family, sizeof(family), &answer, true);
+
+	if (err || !answer.family)
+		return err ? err : -ENOENT;
+	get.nh.nlmsg_type = (uint16_t)answer.family;
+	answer.seen = false;
+	err = genl_talk(&get, sizeof(get), &answer, false);
+	if (!err && !answer.seen)
+		err = -ENODATA;
+	if (!err)
+		*features = answer.features;
+	return err;
 }
 
 /* --- this namespace's settings --------------------------------------------- */

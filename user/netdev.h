@@ -31,8 +31,20 @@ const struct netdev *netdev_find(const struct netdev *devs, int n, int ifindex);
  * peer's name goes to peer_name (16 bytes) when not NULL.
  */
 int netdev_veth_peer_xdp(const struct netdev *dev, uint32_t *prog_id, char *peer_name);
+/* 1 when the device has a clsact qdisc, 0 when not, or -errno. */
+int netdev_has_clsact(int ifindex);
 /* Filters on a device's clsact ingress and egress, anyone's: how many, or -errno. */
 int netdev_clsact_filters(int ifindex);
+/* XDP actions a driver supports (linux/netdev.h's NETDEV_XDP_ACT_*, Linux 6.3). */
+#define NETDEV_XDP_ACT_BASIC 1		/* native XDP: pass, drop, TX */
+#define NETDEV_XDP_ACT_REDIRECT 2
+#define NETDEV_XDP_ACT_NDO_XMIT 4	/* takes redirected frames */
+#define NETDEV_XDP_ACT_RX_SG 32		/* multi-buffer frames */
+/*
+ * The device's XDP features from the kernel ("netdev" generic netlink), or
+ * -errno: -ENOENT on a kernel without that family (before 6.3).
+ */
+int netdev_xdp_features(int ifindex, uint64_t *features);
 /* No link-layer header: the IP header is the first byte of every frame. */
 bool netdev_is_l3(const struct netdev *dev);
 /*

@@ -222,3 +222,22 @@ test_service_unit_start_reload_stop() {
 	assert_eq "$(op_status_rc)" 0 "status after the second start"
 	assert_eq "$(isng status --json | json_num closed)" 30 "timeout-closed kept and applied"
 }
+
+test_check_reports_the_veth_peer_and_an_attach_names_the_xdp_holder() {
+	local out rc=0 err
+	topo_up
+	out=$(isng check "$IF_A") || fail "check $IF_A"
+	[[ "$out" == *"veth peer        $IF_MA, without an XDP program"* ]] || fail "check: no veth peer line"
+	[[ "$out" == *"note: veth peer $IF_MA has no XDP program"* ]] || fail "check: no note on the peer"
+	isng check "$IF_A" --json | grep -q '"veth_peer_xdp":false' || fail "check --json: veth_peer_xdp"
+	# Another tool's XDP program, without libxdp's dispatcher, on a0.
+	ip -n "$NS_A" link set dev "$IF_A" xdpdrv obj "$XDP_PASS_OBJ" sec xdp.frags || fail "XDP_PASS on a0"
+	isng check "$IF_A" --json | grep -q '"name":"xdp_pass","mode":"native"' ||
+		fail "check --json: the XDP program on $IF_A"
+	err=$(isng attach "$IF_A" 2>&1) || rc=$?
+	assert_eq "$rc" 1 "exit code of an attach over another tool's XDP program"
+	[[ "$err" == *"held by XDP program "*" (xdp_pass, native mode)"*"bpftool net show dev $IF_A"* ]] ||
+		fail "the error names no holder: '$err'"
+	in_ns "$NS_A" tc qdisc show dev "$IF_A" | grep -q clsact && fail "the failed attach left clsact"
+	assert_eq "$(op_status_rc)" 3 "status exit code after the failed attach"
+}
