@@ -250,7 +250,10 @@ static const struct {
 	{ "attach unknown syn hook", { "attach", "--ingress", "tc", "--syn-hook", "nic", NO_DEV }, "unknown --syn-hook 'nic'" },
 	{ "attach xdp mode with the syn hook at tc", { "attach", "--ingress", "tc", "--syn-hook", "tc", "--synproxy", "80", "--xdp-mode", "skb", NO_DEV }, "--xdp-mode: no XDP program with --ingress tc" },
 	{ "attach xdp mode with tc ingress alone", { "attach", "--ingress", "tc", "--xdp-mode", "native", NO_DEV }, "--xdp-mode: no XDP program with --ingress tc" },
-	{ "flows unknown option", { "flows", "--family", "ipx" }, "unknown option --family" },
+	{ "flows unknown option", { "flows", "--colour", "blue" }, "unknown option --colour" },
+	{ "flows unknown family", { "flows", "--family", "ipx" }, "unknown family 'ipx'" },
+	{ "flows bad address", { "flows", "--addr", "10.0.0" }, "bad --addr '10.0.0'" },
+	{ "flows port zero", { "flows", "--port", "0" }, "bad --port '0'" },
 };
 
 TEST(test_cli_isn_bad_inputs_exit_2_with_one_line)

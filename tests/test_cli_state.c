@@ -735,3 +735,52 @@ TEST(test_state_commands_have_help)
 		ASSERT_TRUE(!strncmp(res.out, want, strlen(want)), cmds[i]);
 	}
 }
+
+/*
+ * A promoted handshake's entry lingers in isn_opening (FLOW_F_MOVED) beside
+ * its live copy in isn_flows: flows lists the connection once, the copy
+ * only with --moved; the filters keep what they name.
+ */
+TEST(test_flows_lists_each_connection_once_and_filters)
+{
+	const char *plain[] = { "flows", "--json", NULL };
+	const char *moved[] = { "flows", "--json", "--moved", NULL };
+	const char *by_port[] = { "flows", "--json", "--port", "443", NULL };
+	const char *by_addr[] = { "flows", "--json", "--addr", "fd00::2", NULL };
+	const char *by_phase[] = { "flows", "--json", "--phase", "opening", NULL };
+	const char *by_family[] = { "flows", "--json", "--family", "4", NULL };
+	struct flow_key web = make_key(FLOW_FAMILY_IPV4, "10.0.0.1", 443, "10.0.0.2", 40000);
+	struct flow_key ssh = make_key(FLOW_FAMILY_IPV6, "fd00::1", 22, "fd00::2", 40001);
+	__u64 now_ns = coarse_now_ns();
+	struct flow_state live = {
+		.flags = FLOW_F_PASSIVE_OPEN | FLOW_F_ESTABLISHED, .hash = ISN_HASH_SIPHASH,
+		.created_ns = now_ns, .last_seen_ns = now_ns,
+	};
+	struct flow_state copy = live, opening = live;
+	const struct { const char *const *args; const char *count; const char *what; } cases[] = {
+		{ plain, "\"count\":2}", "each connection once" },
+		{ moved, "\"count\":3}", "--moved: the lingering copy too" },
+		{ by_port, "\"count\":1}", "--port 443" },
+		{ by_addr, "\"count\":1}", "--addr fd00::2" },
+		{ by_phase, "\"count\":1}", "--phase opening" },
+		{ by_family, "\"count\":1}", "--family 4" },
+	};
+	struct pinned_state st;
+	struct cli_result res;
+
+	copy.flags |= FLOW_F_MOVED;
+	opening.flags = FLOW_F_PASSIVE_OPEN;
+	if (!state_create(&st))
+		return;
+	if (plant_flow(&st, &web, &live) &&
+	    ASSERT_OK(bpf_map_update_elem(st.opening_fd, &web, &copy, BPF_NOEXIST), "plant copy") &&
+	    ASSERT_OK(bpf_map_update_elem(st.opening_fd, &ssh, &opening, BPF_NOEXIST), "plant ssh"))
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			if (!ASSERT_TRUE(run_cli(&res, cases[i].args), cases[i].what))
+				break;
+			ASSERT_EQ(res.status, 0, cases[i].what);
+			if (!ASSERT_TRUE(strstr(res.out, cases[i].count) != NULL, cases[i].what))
+				test_log("stdout: %s", res.out);
+		}
+	state_destroy(&st);
+}

@@ -2,6 +2,7 @@
 /* isnguard flows: the connections in the flow table and the translation each one carries. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,13 +16,58 @@
 #include "pinned.h"
 #include "ref/isn_ref.h"
 
-static bool flows_json;
+struct flow_entry {
+	struct flow_key key;
+	struct flow_state state;
+};
+
+static const char *const family_choices[] = { "4", "6", NULL };
+static const char *const phase_choices[] = { "opening", "established", "closing", "closed", NULL };
+
+/* What flows lists: filters by option (choices -1, port 0, addr NULL: any). */
+static struct flows_params {
+	bool json, moved;
+	int family, phase;
+	uint32_t port;
+	const char *addr;
+	uint8_t addr_bytes[16];
+	uint8_t addr_family;
+} fp;
 
 static const struct cli_option flows_options[] = {
-	CLI_JSON_ROW(&flows_json, "print one JSON object {flows: [...], count}"),
+	CLI_OPT_CHOICE("family", 'f', "4|6", &fp.family, "family", family_choices,
+		       "IPv4 or IPv6 connections only"),
+	CLI_OPT_STRING("addr", 'a', "ADDR", &fp.addr, "connections with ADDR at either end"),
+	CLI_OPT_U32("port", 'p', "PORT", &fp.port, 1, 65535, "connections with PORT at either end"),
+	CLI_OPT_CHOICE("phase", 'P', "PHASE", &fp.phase, "phase", phase_choices,
+		       "opening, established, closing or closed only"),
+	CLI_OPT_FLAG("moved", 'm', &fp.moved, "also the handshake entries already promoted to "
+		     "isn_flows, which linger in isn_opening until the sweeper's next look"),
+	CLI_JSON_ROW(&fp.json, "print one JSON object {flows: [...], count}"),
 	CLI_HELP_ROW,
 	{ 0 },
 };
+
+/* Whether the options let e through. */
+static bool flow_wanted(const struct flow_entry *e)
+{
+	const struct flow_key *k = &e->key;
+	size_t len = fp.addr_family == FLOW_FAMILY_IPV4 ? 4 : 16;
+
+	if (!fp.moved && (e->state.flags & FLOW_F_MOVED))
+		return false;
+	if (fp.family >= 0 && k->family != (fp.family ? FLOW_FAMILY_IPV6 : FLOW_FAMILY_IPV4))
+		return false;
+	if (fp.phase >= 0 && flow_phase_of(e->state.flags) != (enum flow_phase)fp.phase)
+		return false;
+	if (fp.port && ntohs(k->local_port) != fp.port && ntohs(k->remote_port) != fp.port)
+		return false;
+	if (fp.addr && (k->family != fp.addr_family ||
+			(memcmp(k->local_addr, fp.addr_bytes, len) &&
+			 memcmp(k->remote_addr, fp.addr_bytes, len))))
+		return false;
+	return true;
+}
 
 static const char *const phase_names[] = {
 	[FLOW_PHASE_OPENING] = "opening",
@@ -33,11 +79,6 @@ static const char *const phase_names[] = {
 /* Longest "[v6]:port" (INET6_ADDRSTRLEN + brackets, colon, 5 digits) with room to spare. */
 #define ENDPOINT_TEXT_LEN 64
 
-struct flow_entry {
-	struct flow_key key;
-	struct flow_state state;
-};
-
 struct flow_list {
 	struct flow_entry *entries;
 	size_t count;
@@ -46,12 +87,23 @@ struct flow_list {
 
 static int parse_flows_args(struct cli_parser *p, int argc, char **argv)
 {
-	int err = cli_parse(p, argc, argv);
+	int err;
 
+	fp = (struct flows_params){ .family = -1, .phase = -1 };
+	err = cli_parse(p, argc, argv);
 	if (err)
 		return err;
 	if (optind < argc)
 		return cli_usage_error(p, "unexpected argument '%s'", argv[optind]);
+	if (fp.addr) {
+		if (inet_pton(AF_INET, fp.addr, fp.addr_bytes) == 1)
+			fp.addr_family = FLOW_FAMILY_IPV4;
+		else if (inet_pton(AF_INET6, fp.addr, fp.addr_bytes) == 1)
+			fp.addr_family = FLOW_FAMILY_IPV6;
+		else
+			return cli_usage_error(p, "bad --addr '%s': not an IPv4 or IPv6 address",
+					       fp.addr);
+	}
 	return 0;
 }
 
@@ -72,8 +124,10 @@ static int append_chunk(const struct flow_key *keys, const struct flow_state *st
 		list->entries = grown;
 		list->capacity = capacity;
 	}
-	for (size_t i = 0; i < count; i++)
-		list->entries[list->count++] = (struct flow_entry){ keys[i], states[i] };
+	for (size_t i = 0; i < count; i++) {
+		list->entries[list->count] = (struct flow_entry){ keys[i], states[i] };
+		list->count += flow_wanted(&list->entries[list->count]);
+	}
 	return 0;
 }
 
@@ -263,7 +317,8 @@ int do_flows(int argc, char **argv)
 		.args = "",
 		.summary = "List the connections in the flow tables: their ends (local is the protected\n"
 			   "host), phase, who opened them, the hash and ISNs, and the seq_delta that\n"
-			   "translates them. Sorted by remote, then local end.",
+			   "translates them. Sorted by remote, then local end; each connection once\n"
+			   "(a promoted handshake's lingering copy only with --moved).",
 		.options = flows_options,
 	};
 	struct flow_list list = { 0 };
@@ -271,11 +326,10 @@ int do_flows(int argc, char **argv)
 	bool json;
 	int err;
 
-	flows_json = false;
 	err = parse_flows_args(&p, argc, argv);
 	if (err)
 		return err == CLI_HELP_SHOWN ? 0 : err;
-	json = flows_json;
+	json = fp.json;
 	if (require_root(p.cmd))
 		return EXIT_RUNTIME;
 	if (flow_tables_open(p.cmd, &tables))
