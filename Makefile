@@ -57,12 +57,17 @@ BENCH_OBJS := $(BUILD)/tests/bench.o $(BUILD)/tests/bpf_run.o $(BUILD)/tests/pkt
 
 .PHONY: FORCE all test test-unit test-e2e check-verifier test-kernels bench demo deps install clean vmlinux
 
-all: $(BUILD)/isnguard $(BPF_OBJS) $(SKELS) $(BUILD)/isnguard.8
+all: $(BUILD)/isnguard $(BPF_OBJS) $(SKELS) $(BUILD)/isnguard.8 $(BUILD)/isnguard.bash-completion
 
 # isnguard(8), from the binary's own --help texts (scripts/gen-man.sh).
 $(BUILD)/isnguard.8: $(BUILD)/isnguard scripts/gen-man.sh
 	$(call msg,MAN,$@)
 	$(Q)scripts/gen-man.sh $(BUILD)/isnguard > $@
+
+# The bash completion, from the same option tables as --help (isnguard completion bash).
+$(BUILD)/isnguard.bash-completion: $(BUILD)/isnguard
+	$(call msg,GEN,$@)
+	$(Q)$(BUILD)/isnguard completion bash > $@
 
 $(BUILD) $(BUILD)/user $(BUILD)/user/ref $(BUILD)/tests:
 	$(Q)mkdir -p $@
@@ -219,7 +224,7 @@ install: all
 	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/isnguard/isnguard.conf ] || \
 		{ $(BUILD)/isnguard config example > $(DESTDIR)$(SYSCONFDIR)/isnguard/isnguard.conf && \
 		  chmod 0644 $(DESTDIR)$(SYSCONFDIR)/isnguard/isnguard.conf; }
-	$(Q)install -D -m 0644 contrib/isnguard.bash-completion \
+	$(Q)install -D -m 0644 $(BUILD)/isnguard.bash-completion \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/isnguard
 	$(Q)install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/isnguard/README.md
 	$(Q)install -d $(DESTDIR)$(PREFIX)/share/doc/isnguard/docs

@@ -131,10 +131,29 @@ static int store_option(struct cli_parser *p, const struct cli_option *o, int ar
 	return EXIT_USAGE;
 }
 
+FILE *cli_table_out;
+
+/* The parser's table for the completion script (user/completion.c): a line per option. */
+static void dump_table(const struct cli_parser *p)
+{
+	fprintf(cli_table_out, "args\t%s\n", p->args);
+	for (const struct cli_option *o = p->options; o->name; o++) {
+		fprintf(cli_table_out, "option\t--%s\t%s\t", o->name,
+			o->has_arg == no_argument ? "" : o->metavar ? o->metavar : "VALUE");
+		for (int i = 0; o->type == CLI_CHOICE && o->choices[i]; i++)
+			fprintf(cli_table_out, "%s%s", i ? " " : "", o->choices[i]);
+		fprintf(cli_table_out, "\n");
+	}
+}
+
 int cli_parse(struct cli_parser *p, int argc, char **argv)
 {
 	int c, err;
 
+	if (cli_table_out) {
+		dump_table(p);
+		return CLI_HELP_SHOWN;
+	}
 	cli_parser_init(p);
 	while ((c = cli_next_option(p, argc, argv)) != -1) {
 		const struct cli_option *o = cli_find(p, c);

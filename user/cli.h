@@ -107,6 +107,12 @@ extern bool cli_json_errors;
  * same option tables as the command line's.
  */
 extern const char *cli_error_context;
+/*
+ * When set, cli_parse() writes the parser's table there instead of parsing
+ * and returns CLI_HELP_SHOWN: how `isnguard completion` reads every
+ * command's options from the tables --help is made from.
+ */
+extern FILE *cli_table_out;
 
 /* "isnguard: <cmd>: <message>" on stderr, then a pointer to --help. Returns EXIT_USAGE. */
 int cli_usage_error(const struct cli_parser *p, const char *fmt, ...)

@@ -17,4 +17,8 @@ int do_config(int argc, char **argv);	/* config.c */
 int do_purge(int argc, char **argv);	/* purge.c */
 int do_check(int argc, char **argv);	/* check.c */
 
+struct cmd;
+/* The bash completion script for these commands, from their option tables (completion.c). */
+int completion_bash(const struct cmd *commands);
+
 #endif /* ISNGUARD_COMMANDS_H */

@@ -15,6 +15,7 @@
 
 static int do_help(int argc, char **argv);
 static int do_version(int argc, char **argv);
+static int do_completion(int argc, char **argv);
 
 static const struct cmd commands[] = {
 	{ "apply", do_apply, "make the live state match the config file" },
@@ -31,6 +32,7 @@ static const struct cmd commands[] = {
 	{ "purge", do_purge, "remove the kept state (refused while anything is attached)" },
 	{ "isn", do_isn, "print the keyed ISN of a connection (reference implementation)" },
 	{ "version", do_version, "print the version" },
+	{ "completion", do_completion, "print the bash completion script" },
 	{ "help", do_help, "show this help" },
 	{ 0 },
 };
@@ -109,6 +111,28 @@ static int do_version(int argc, char **argv)
 	jw_end_object(&jw);
 	jw_finish(&jw);
 	return 0;
+}
+
+static int do_completion(int argc, char **argv)
+{
+	const struct cli_option options[] = {
+		CLI_HELP_ROW,
+		{ 0 },
+	};
+	struct cli_parser p = {
+		.cmd = "completion",
+		.args = "bash",
+		.summary = "Print the bash completion script, made from the option tables of every\n"
+			   "command (make install puts it in share/bash-completion/completions).",
+		.options = options,
+	};
+	int err = cli_parse(&p, argc, argv);
+
+	if (err)
+		return err == CLI_HELP_SHOWN ? 0 : err;
+	if (optind >= argc || strcmp(argv[optind], "bash") || optind + 1 < argc)
+		return cli_usage_error(&p, "which shell? only 'bash'");
+	return completion_bash(commands);
 }
 
 /*

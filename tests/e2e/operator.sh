@@ -241,3 +241,32 @@ test_check_reports_the_veth_peer_and_an_attach_names_the_xdp_holder() {
 	in_ns "$NS_A" tc qdisc show dev "$IF_A" | grep -q clsact && fail "the failed attach left clsact"
 	assert_eq "$(op_status_rc)" 3 "status exit code after the failed attach"
 }
+
+# What the completion offers after the words given (the last one being completed).
+op_complete() { # WORDS...
+	local script=$1
+	shift
+	bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _isnguard; echo "${COMPREPLY[*]}"' \
+		_ "$script" "$@"
+}
+
+test_bash_completion_offers_each_command_its_own() {
+	local script="$E2E_WORK/completion" got
+	E2E_WORK=${E2E_WORK:-$(mktemp -d)}
+	mkdir -p "$E2E_WORK"
+	"$ISNGUARD" completion bash >"$script" || fail "isnguard completion bash"
+	bash -n "$script" || fail "completion: syntax"
+	got=$(op_complete "$script" isnguard attach --)
+	[[ " $got " == *" --key-file "* && " $got " != *" --keep-state "* ]] ||
+		fail "attach's options: '$got'"
+	got=$(op_complete "$script" isnguard detach --)
+	[[ " $got " == *" --keep-state "* && " $got " == *" --all "* ]] || fail "detach's options: '$got'"
+	assert_eq "$(op_complete "$script" isnguard attach --synproxy-path "")" "auto local translate" \
+		"attach --synproxy-path values"
+	assert_eq "$(op_complete "$script" isnguard synproxy --path "")" "auto local translate" \
+		"synproxy --path values"
+	assert_eq "$(op_complete "$script" isnguard key "")" "rotate set" "key's words"
+	assert_eq "$(op_complete "$script" isnguard config "")" "check example" "config's words"
+	got=$(op_complete "$script" isnguard attach "")
+	[[ " $got " == *" lo "* ]] || fail "attach's interfaces: '$got'"
+}
