@@ -13,12 +13,14 @@
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "cli.h"
 #include "health.h"
 #include "hooks.h"
 #include "netdev.h"
@@ -188,19 +190,11 @@ static void read_links(struct health *h)
 
 static bool synproxy_enabled(char *ports, size_t len)
 {
-	struct synproxy_config cfg;
 	static uint64_t bitmap[SYNPROXY_PORT_WORDS];
-	int config_fd = pinned_map_open(ISN_MAP_SYNPROXY);
-	int ports_fd = pinned_map_open(ISN_MAP_SYNPROXY_PORTS);
-	bool on = config_fd >= 0 && ports_fd >= 0 &&
-		  !synproxy_read(config_fd, ports_fd, &cfg, bitmap) && cfg.mode != SYNPROXY_OFF &&
-		  synproxy_format_ports(bitmap, ports, len) > 0;
+	struct synproxy_config cfg;
 
-	if (config_fd >= 0)
-		close(config_fd);
-	if (ports_fd >= 0)
-		close(ports_fd);
-	return on;
+	return !synproxy_read_pinned(&cfg, bitmap) && cfg.mode != SYNPROXY_OFF &&
+	       synproxy_format_ports(bitmap, ports, len) > 0;
 }
 
 void health_read(struct health *h)
@@ -266,4 +260,49 @@ void health_summary(const struct health *h, char *buf, size_t len)
 		snprintf(buf, len, "degraded: %d problem%s (below)", h->problems,
 			 h->problems == 1 ? "" : "s");
 	}
+}
+
+/*
+ * Switching cookies on where no attached interface would answer them is
+ * refused (status would call it degraded); an interface that would not,
+ * beside others that would, and none attached at all, are warnings.
+ */
+int health_check_cookie_hooks(void)
+{
+	static struct health h;
+	const struct link_health *unserved = NULL;
+	int checked = 0, served = 0;
+
+	health_read(&h);
+	for (int i = 0; i < h.links; i++) {
+		const struct link_health *l = &h.link[i];
+
+		if (!l->checked || strcmp(l->state, "attached"))
+			continue;
+		checked++;
+		if (l->cookies_served)
+			served++;
+		else if (!unserved)
+			unserved = l;
+	}
+	if (!h.links) {
+		fprintf(stderr, "%s: synproxy: warning: no interface is attached; the ports apply "
+			"from the next attach\n", PROG_NAME);
+		return 0;
+	}
+	if (!unserved)
+		return 0;
+	if (!served) {
+		cli_error("synproxy: no attached interface would answer SYN cookies (%s: %s); "
+			  "attach it again with --synproxy PORTS (on a veth whose peer has no XDP "
+			  "program: --ingress tc --syn-hook tc)", unserved->info.ifname,
+			  strcmp(unserved->syn_hook, "none") ? "its veth peer has no XDP program"
+							      : "no SYN hook");
+		return EXIT_RUNTIME;
+	}
+	fprintf(stderr, "%s: synproxy: warning: %s would not answer SYN cookies (%s); 'isnguard "
+		"status' lists it\n", PROG_NAME, unserved->info.ifname,
+		strcmp(unserved->syn_hook, "none") ? "its veth peer has no XDP program"
+						    : "no SYN hook");
+	return 0;
 }

@@ -50,6 +50,12 @@ struct health {
 
 /* Reads it all; never fails (what cannot be read is a problem in the report). */
 void health_read(struct health *h);
+/*
+ * Before SYN cookies are switched on: refused (EXIT_RUNTIME after a one-line
+ * error) where no attached interface would answer them; a warning where
+ * some would not, or where none is attached. 0 otherwise.
+ */
+int health_check_cookie_hooks(void);
 /* "ok", "not-attached", "degraded". */
 const char *health_verdict_name(enum health_verdict v);
 /* The one-line summary that status prints first. */

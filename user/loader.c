@@ -26,6 +26,7 @@
 #include "netdev.h"
 #include "pinned.h"
 #include "state.h"
+#include "synhook.h"
 #include "tick.h"
 
 uint64_t netns_inode(void)
@@ -131,7 +132,7 @@ static int record_link(struct isnguard *skel, const struct attach_request *req, 
 
 /* --- attach / detach ---------------------------------------------------- */
 
-static int resolve_ifindex(const char *cmd, const char *ifname)
+int loader_resolve_ifindex(const char *cmd, const char *ifname)
 {
 	int ifindex;
 
@@ -396,27 +397,6 @@ static void print_attached(const struct attach_request *req, const struct ingres
 	jw_finish(&jw);
 }
 
-static bool synproxy_is_on(struct isnguard *skel)
-{
-	struct synproxy_config cfg;
-	uint32_t zero = 0;
-
-	return !bpf_map_lookup_elem(bpf_map__fd(skel->maps.isn_synproxy), &zero, &cfg) &&
-	       cfg.mode != SYNPROXY_OFF;
-}
-
-static void pin_tick_prog(struct isnguard *skel)
-{
-	char path[256];
-
-	if (pin_path(path, sizeof(path), ISN_PIN_TICK_PROG))
-		return;
-	unlink(path);
-	if (bpf_obj_pin(bpf_program__fd(skel->progs.isnguard_tc_tick), path))
-		fprintf(stderr, "%s: warning: pin %s: %s ('apply' cannot put the resend tick back "
-			"without an attach)\n", PROG_NAME, path, strerror(errno));
-}
-
 static int attach_locked(const struct attach_request *req, int ifindex)
 {
 	struct ingress_attached in = { 0 };
@@ -451,8 +431,8 @@ static int attach_locked(const struct attach_request *req, int ifindex)
 	 * as the attach that switched it on did. Its program is pinned, so
 	 * that 'apply' and 'synproxy' can put the tick back without a load.
 	 */
-	pin_tick_prog(skel);
-	if (req->synproxy || synproxy_is_on(skel))
+	synhook_pin_tick_prog(skel);
+	if (req->synproxy || synhook_proxy_on(skel))
 		attach_tick(skel, req);
 	err = record_link(skel, req, ifindex, in.prog_id, egress_id, created_hook);
 	if (err) {
@@ -477,67 +457,12 @@ undo:
 	return err;
 }
 
-/* The pinned state's SYN proxy is on (a restart over kept state). */
-static bool kept_synproxy_on(void)
-{
-	static uint64_t ports[SYNPROXY_PORT_WORDS];
-	struct synproxy_config cfg;
-	int config_fd = pinned_map_open(ISN_MAP_SYNPROXY);
-	int ports_fd = pinned_map_open(ISN_MAP_SYNPROXY_PORTS);
-	bool on = config_fd >= 0 && ports_fd >= 0 &&
-		  !synproxy_read(config_fd, ports_fd, &cfg, ports) && cfg.mode != SYNPROXY_OFF;
-
-	if (config_fd >= 0)
-		close(config_fd);
-	if (ports_fd >= 0)
-		close(ports_fd);
-	return on;
-}
-
-/*
- * Where SYN cookies are answered on this device. A native XDP_TX on a veth
- * reaches the peer only if the peer has an XDP program; without one every
- * cookie SYN-ACK is dropped. There, unless the hooks were named, SYNs are
- * answered at tc (--ingress tc --syn-hook tc), and attach says so; where
- * they were named, attach refuses in one line that names the fix.
- */
-static int choose_syn_hook(struct attach_request *req, int ifindex)
-{
-	static struct netdev devs[NETDEV_MAX];
-	const struct netdev *dev;
-	char peer[16] = "";
-	uint32_t prog_id = 0;
-	int n;
-
-	req->synproxy_kept = !req->synproxy && kept_synproxy_on();
-	if ((!req->synproxy && !req->synproxy_kept) || req->syn_tc || req->xdp_skb)
-		return 0;
-	n = netdev_list(devs, NETDEV_MAX);
-	dev = n > 0 ? netdev_find(devs, n, ifindex) : NULL;
-	/* Not a veth, a peer with XDP, or one that cannot be looked at: XDP_TX as asked. */
-	if (!dev || netdev_veth_peer_xdp(dev, &prog_id, peer) != 0)
-		return 0;
-	if (req->syn_hook_given || (req->ingress_given && req->ingress != LINK_INGRESS_TC)) {
-		cli_error("attach %s: the veth peer %s has no XDP program, so the SYN cookies' "
-			  "native XDP_TX would reach nobody: use --ingress tc --syn-hook tc, "
-			  "--xdp-mode skb, or load an XDP program on %s (XDP_PASS will do)",
-			  req->ifname, peer, peer);
-		return -EOPNOTSUPP;
-	}
-	req->ingress = LINK_INGRESS_TC;
-	req->syn_tc = true;
-	fprintf(stderr, "%s: attach %s: note: the veth peer %s has no XDP program, where an "
-		"XDP_TX SYN-ACK is dropped: SYN cookies are answered at tc (--ingress tc "
-		"--syn-hook tc)\n", PROG_NAME, req->ifname, peer);
-	return 0;
-}
-
 int loader_attach(const struct attach_request *asked)
 {
 	struct attach_request chosen = *asked, *req = &chosen;
 	int ifindex, lock, err;
 
-	ifindex = resolve_ifindex("attach", req->ifname);
+	ifindex = loader_resolve_ifindex("attach", req->ifname);
 	if (ifindex < 0)
 		return ifindex;
 	err = bpffs_ensure();
@@ -550,7 +475,7 @@ int loader_attach(const struct attach_request *asked)
 		fprintf(stderr, "%s: warning: %s is a bpffs private to this mount namespace (as under "
 			"'ip netns exec'): the state pinned there vanishes with this command; run "
 			"isnguard with 'nsenter --net=/run/netns/NAME' instead\n", PROG_NAME, pin_dir());
-	err = choose_syn_hook(req, ifindex);
+	err = synhook_choose(req, ifindex);
 	if (err)
 		return err;
 	lock = state_lock("attach");
@@ -561,189 +486,3 @@ int loader_attach(const struct attach_request *asked)
 	return err;
 }
 
-int loader_purge(void)
-{
-	int lock = state_lock("purge"), err;
-
-	if (lock < 0)
-		return -EBUSY;
-	remove_state();
-	err = tick_remove();
-	if (err)
-		fprintf(stderr, "%s: warning: purge: remove the tick device %s: %s\n", PROG_NAME,
-			ISN_TICK_DEV, strerror(-err));
-	close(lock);
-	return 0;
-}
-
-bool loader_tick_sync(void)
-{
-	char path[256];
-	int tick = (int)if_nametoindex(ISN_TICK_DEV), fd;
-	bool missing;
-
-	if (!kept_synproxy_on() || links_here() <= 0)
-		return false;
-	missing = tick <= 0 || !tick_filter_present(tick);
-	if (!missing || pin_path(path, sizeof(path), ISN_PIN_TICK_PROG))
-		return false;
-	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return false;
-	missing = !attach_tick_prog(fd, "tick");
-	close(fd);
-	return missing;
-}
-
-/* gone: NULL, or why there was nothing to take off ("gone": the device no longer exists). */
-static void print_detached(const char *ifname, const char *state, const char *gone,
-			   enum detach_output out)
-{
-	struct json_writer jw;
-
-	if (out == DETACH_QUIET)
-		return;
-	if (out == DETACH_TEXT) {
-		printf("detached from %s (%sstate %s)\n", ifname,
-		       gone ? "the interface is gone, its record forgotten; " : "", state);
-		return;
-	}
-	jw_init(&jw, stdout);
-	jw_start_object(&jw);
-	jw_string_field(&jw, "detached", ifname);
-	jw_string_field(&jw, "state", state);
-	if (gone)
-		jw_string_field(&jw, "interface", gone);
-	jw_end_object(&jw);
-	jw_finish(&jw);
-}
-
-/* The flags of this namespace's record of ifindex, 0 without one. */
-static uint32_t link_flags(int ifindex)
-{
-	struct link_key key = { .netns_ino = netns_inode(), .ifindex = (uint32_t)ifindex };
-	struct link_info info = { 0 };
-	int fd = pinned_map_open(ISN_MAP_LINKS);
-
-	if (fd < 0)
-		return 0;
-	if (bpf_map_lookup_elem(fd, &key, &info))
-		info.flags = 0;
-	close(fd);
-	return info.flags;
-}
-
-static int detach_locked(const char *ifname, int ifindex, bool keep_state,
-			 enum detach_output out)
-{
-	bool made_clsact;
-	const char *state;
-	struct attachment att;
-	int err = 0, remaining;
-
-	loader_query(ifindex, &att);
-	if (!att.ingress && !att.egress) {
-		cli_error("detach %s: not attached", ifname);
-		return -ENOENT;
-	}
-	/*
-	 * Egress first: from here on no SYN gets a keyed ISN on this interface.
-	 * If it stays, ingress must stay too, or live flows lose their acks.
-	 */
-	if (att.egress) {
-		err = detach_tc(ifindex, BPF_TC_EGRESS);
-		if (err) {
-			cli_error("detach %s: tc egress detach failed: %s (nothing detached)", ifname,
-				  strerror(-err));
-			return err;
-		}
-	}
-	/* SYNs stop being answered before the ACK side goes (see detach_ingress). */
-	if (att.ingress_kind == LINK_INGRESS_TC) {
-		if (att.cookie_prog_id && detach_xdp(ifname, ifindex, XDP_COOKIE_PROG_NAME))
-			err = -EIO;
-		if (!err && att.ingress) {
-			err = detach_tc(ifindex, BPF_TC_INGRESS);
-			if (err)
-				cli_error("detach %s: tc ingress detach failed: %s", ifname,
-					  strerror(-err));
-		}
-	} else {
-		if (att.ingress && detach_xdp(ifname, ifindex, XDP_PROG_NAME))
-			err = -EIO;
-		if (!err && att.cookie_prog_id) {
-			err = detach_tc(ifindex, BPF_TC_INGRESS);
-			if (err)
-				cli_error("detach %s: tc ingress (cookie ACKs) detach failed: %s",
-					  ifname, strerror(-err));
-		}
-	}
-	if (err)
-		return err;	/* state and record stay: something still uses them */
-
-	made_clsact = link_flags(ifindex) & LINK_F_CLSACT_MADE;
-	remaining = forget_link(ifindex);
-	/* The clsact qdisc attach made goes too, unless someone's filter is on it now. */
-	if (made_clsact && netdev_clsact_filters(ifindex) == 0)
-		destroy_created_hook(ifindex, true);
-	if (remaining < 0) {
-		cli_error("detach %s: update %s: %s (state kept)", ifname, ISN_MAP_LINKS,
-			  strerror(-remaining));
-		return 0;
-	}
-	if (links_here() == 0) {
-		int tick_err = tick_remove();
-
-		if (tick_err)
-			fprintf(stderr, "%s: warning: detach %s: remove the tick device %s: %s\n",
-				PROG_NAME, ifname, ISN_TICK_DEV, strerror(-tick_err));
-	}
-	if (!keep_state && remaining == 0)
-		remove_state();
-	state = keep_state ? "kept" : remaining > 0 ? "kept for other interfaces" : "removed";
-	print_detached(ifname, state, NULL, out);
-	return 0;
-}
-
-/* A record whose device is gone (deleted, its namespace moved): forgotten, as detach would. */
-static int forget_gone(const char *ifname, int ifindex, bool keep_state, enum detach_output out)
-{
-	int remaining = forget_link(ifindex);
-
-	if (remaining < 0) {
-		cli_error("detach %s: update %s: %s", ifname, ISN_MAP_LINKS, strerror(-remaining));
-		return remaining;
-	}
-	if (links_here() == 0)
-		tick_remove();
-	if (!keep_state && remaining == 0)
-		remove_state();
-	print_detached(ifname, keep_state ? "kept" : remaining > 0 ? "kept for other interfaces"
-							: "removed", "gone", out);
-	return 0;
-}
-
-int loader_detach(const char *ifname, bool keep_state, enum detach_output out)
-{
-	int ifindex, lock, err, recorded;
-
-	if (strlen(ifname) < IFNAMSIZ && !if_nametoindex(ifname) &&
-	    (recorded = link_index_by_name(ifname)) > 0) {
-		lock = state_lock("detach");
-		if (lock < 0)
-			return -EBUSY;
-		err = forget_gone(ifname, recorded, keep_state, out);
-		close(lock);
-		return err;
-	}
-	ifindex = resolve_ifindex("detach", ifname);
-	if (ifindex < 0)
-		return ifindex;
-	bpffs_ensure();
-	lock = state_lock("detach");
-	if (lock < 0)
-		return -EBUSY;
-	err = detach_locked(ifname, ifindex, keep_state, out);
-	close(lock);
-	return err;
-}

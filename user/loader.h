@@ -68,6 +68,8 @@ int loader_attach(const struct attach_request *req);
 /* How a detach reports what it did: a line, one JSON object, or nothing (its caller says it). */
 enum detach_output { DETACH_TEXT, DETACH_JSON, DETACH_QUIET };
 int loader_detach(const char *ifname, bool keep_state, enum detach_output out);
+/* ifname's index, or -errno after "CMD IFNAME: no such interface" (or too long). */
+int loader_resolve_ifindex(const char *cmd, const char *ifname);
 /* The pinned state removed, and the resend tick of this namespace; 0 or -errno. */
 int loader_purge(void);
 /*

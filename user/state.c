@@ -267,7 +267,6 @@ static bool pinned_sweeper_reusable(struct isnguard *skel)
 	return true;
 }
 
-static int live_attachments(void);
 
 /*
  * Maps already pinned are reused, so flows, key and mode survive a reload.
@@ -334,7 +333,7 @@ int reuse_pinned_maps(struct isnguard *skel, const char *ifname, struct kept_map
 	}
 	/* Programs of the other build still attached elsewhere would lose what goes with its pins. */
 	if (replaced) {
-		int live = live_attachments();
+		int live = links_live();
 
 		if (live) {
 			pin_path(path, sizeof(path), replaced);
@@ -466,88 +465,6 @@ void remove_state(void)
 	rmdir(pin_dir());
 }
 
-/* True while a program id of the record still names a loaded program. */
-static bool link_programs_exist(const struct link_info *info)
-{
-	const uint32_t ids[] = { info->ingress_prog_id, info->egress_prog_id };
-
-	for (size_t i = 0; i < 2; i++) {
-		int fd = ids[i] ? bpf_prog_get_fd_by_id(ids[i]) : -1;
-
-		if (fd >= 0) {
-			close(fd);
-			return true;
-		}
-	}
-	return false;
-}
-
-/*
- * Whether a record no longer stands for an attachment. In this network
- * namespace that is asked of the interface itself (deleted interfaces take
- * their programs with them); elsewhere, of the programs it recorded, which
- * go with their interface (the sweeper's timer holds isnguard_sweeper, not
- * them).
- */
-static bool link_is_stale(int fd, const struct link_key *key, uint64_t here)
-{
-	struct attachment att;
-	struct link_info info;
-
-	if (key->netns_ino == here) {
-		loader_query((int)key->ifindex, &att);
-		return !att.ingress && !att.egress;
-	}
-	return !bpf_map_lookup_elem(fd, key, &info) && !link_programs_exist(&info);
-}
-
-/*
- * The records of isn_links that still stand for an attachment, counted;
- * with prune, the others, and ifindex's here, are deleted. Returns the
- * count, or -errno.
- */
-static int links_walk(int ifindex, bool prune)
-{
-	struct link_key cur, next, stale[ISN_MAX_LINKS];
-	uint64_t here = netns_inode();
-	int fd = pinned_map_open(ISN_MAP_LINKS);
-	int remaining = 0, nstale = 0;
-	void *prev = NULL;
-
-	if (fd < 0)
-		return fd == -ENOENT ? 0 : fd;
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		cur = next;
-		prev = &cur;
-		if ((cur.netns_ino == here && (int)cur.ifindex == ifindex) ||
-		    link_is_stale(fd, &cur, here)) {
-			if (prune && nstale < ISN_MAX_LINKS)
-				stale[nstale++] = cur;
-			continue;
-		}
-		remaining++;
-	}
-	for (int i = 0; i < nstale; i++)
-		bpf_map_delete_elem(fd, &stale[i]);
-	close(fd);
-	return remaining;
-}
-
-/* How many records of isn_links still stand for an attachment, or -errno. */
-static int live_attachments(void)
-{
-	return links_walk(0, false);	/* no interface has index 0 */
-}
-
-/*
- * Forgets ifindex in isn_links, and every record that no longer stands for
- * an attachment. Returns how many attachments remain, or -errno.
- */
-int forget_link(int ifindex)
-{
-	return links_walk(ifindex, true);
-}
-
 /*
  * One attach or detach at a time: two first attaches would otherwise each
  * create state, and the loser's undo could remove the winner's pins.
@@ -563,53 +480,4 @@ int state_lock(const char *cmd)
 		return -1;
 	}
 	return fd;
-}
-
-int links_here_names(char (*names)[IFNAMSIZ], int max)
-{
-	struct link_key cur, next;
-	struct link_info info;
-	uint64_t here = netns_inode();
-	int fd = pinned_map_open(ISN_MAP_LINKS), count = 0;
-	void *prev = NULL;
-
-	if (fd < 0)
-		return fd == -ENOENT ? 0 : fd;
-	while (count < max && !bpf_map_get_next_key(fd, prev, &next)) {
-		cur = next;
-		prev = &cur;
-		if (cur.netns_ino != here)
-			continue;
-		if (names && !bpf_map_lookup_elem(fd, &cur, &info))
-			snprintf(names[count], IFNAMSIZ, "%s", info.ifname);
-		count++;
-	}
-	close(fd);
-	return count;
-}
-
-int links_here(void)
-{
-	return links_here_names(NULL, ISN_MAX_LINKS);
-}
-
-int link_index_by_name(const char *ifname)
-{
-	struct link_key cur, next;
-	struct link_info info;
-	uint64_t here = netns_inode();
-	int fd = pinned_map_open(ISN_MAP_LINKS), found = -ENOENT;
-	void *prev = NULL;
-
-	if (fd < 0)
-		return fd;
-	while (found < 0 && !bpf_map_get_next_key(fd, prev, &next)) {
-		cur = next;
-		prev = &cur;
-		if (cur.netns_ino == here && !bpf_map_lookup_elem(fd, &cur, &info) &&
-		    !strncmp(info.ifname, ifname, sizeof(info.ifname)))
-			found = (int)cur.ifindex;
-	}
-	close(fd);
-	return found;
 }

@@ -2,7 +2,7 @@
 /*
  * The state pinned under pin_dir() as a load finds and leaves it
  * (user/state.c): kept maps reused or upgraded, this load's pinned, the
- * isn_links records, the lock, the removal. Errors as one line on stderr
+ * lock, the removal; and the isn_links records (user/links.c). Errors as one line on stderr
  * where a function names the interface; 0 or -errno.
  */
 #ifndef ISNGUARD_STATE_H
@@ -56,8 +56,11 @@ int pin_new_maps(struct isnguard *skel, struct kept_maps *km);
 /* Every pin of the state, and its directory. */
 void remove_state(void);
 
+/* --- user/links.c --- */
 /* Forgets ifindex and stale records in isn_links: how many attachments remain, or -errno. */
 int forget_link(int ifindex);
+/* How many records of isn_links still stand for an attachment, or -errno. */
+int links_live(void);
 /* Attachments left in this network namespace (after forget_link). */
 int links_here(void);
 /* The names of this namespace's records (names NULL: count them), at most max; or -errno. */
@@ -65,6 +68,7 @@ int links_here_names(char (*names)[IFNAMSIZ], int max);
 /* The ifindex this namespace's record of ifname has (a device since gone, say), or -errno. */
 int link_index_by_name(const char *ifname);
 
+/* --- user/state.c --- */
 /* One attach or detach at a time: the lock's fd, or -1 after the error line. */
 int state_lock(const char *cmd);
 

@@ -65,15 +65,7 @@ struct status_synproxy {
 
 static void read_synproxy(struct status_synproxy *sp)
 {
-	int config_fd = pinned_map_open(ISN_MAP_SYNPROXY);
-	int ports_fd = pinned_map_open(ISN_MAP_SYNPROXY_PORTS);
-
-	sp->present = config_fd >= 0 && ports_fd >= 0 &&
-		      !synproxy_read(config_fd, ports_fd, &sp->cfg, sp->ports);
-	if (config_fd >= 0)
-		close(config_fd);
-	if (ports_fd >= 0)
-		close(ports_fd);
+	sp->present = !synproxy_read_pinned(&sp->cfg, sp->ports);
 }
 
 struct status {

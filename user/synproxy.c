@@ -293,6 +293,20 @@ int synproxy_read(int config_fd, int ports_fd, struct synproxy_config *cfg, uint
  * Ports first when switching on, so no SYN meets a half-written set; the
  * mode first when switching off.
  */
+int synproxy_read_pinned(struct synproxy_config *cfg, uint64_t *ports)
+{
+	int config_fd = pinned_map_open(ISN_MAP_SYNPROXY);
+	int ports_fd = pinned_map_open(ISN_MAP_SYNPROXY_PORTS);
+	int err = config_fd < 0 ? config_fd : ports_fd < 0 ? ports_fd
+		  : synproxy_read(config_fd, ports_fd, cfg, ports);
+
+	if (config_fd >= 0)
+		close(config_fd);
+	if (ports_fd >= 0)
+		close(ports_fd);
+	return err;
+}
+
 int synproxy_write(int config_fd, int ports_fd, const struct synproxy_config *cfg_in,
 		   const uint64_t *ports)
 {
@@ -497,51 +511,6 @@ static int synproxy_change(const struct cli_parser *p, const struct synproxy_par
 	return 0;
 }
 
-/*
- * Switching cookies on where no attached interface would answer them is
- * refused (status would call it degraded); an interface that would not,
- * beside others that would, and none attached at all, are warnings.
- */
-static int synproxy_check_hooks(void)
-{
-	static struct health h;
-	const struct link_health *unserved = NULL;
-	int checked = 0, served = 0;
-
-	health_read(&h);
-	for (int i = 0; i < h.links; i++) {
-		const struct link_health *l = &h.link[i];
-
-		if (!l->checked || strcmp(l->state, "attached"))
-			continue;
-		checked++;
-		if (l->cookies_served)
-			served++;
-		else if (!unserved)
-			unserved = l;
-	}
-	if (!h.links) {
-		fprintf(stderr, "%s: synproxy: warning: no interface is attached; the ports apply "
-			"from the next attach\n", PROG_NAME);
-		return 0;
-	}
-	if (!unserved)
-		return 0;
-	if (!served) {
-		cli_error("synproxy: no attached interface would answer SYN cookies (%s: %s); "
-			  "attach it again with --synproxy PORTS (on a veth whose peer has no XDP "
-			  "program: --ingress tc --syn-hook tc)", unserved->info.ifname,
-			  strcmp(unserved->syn_hook, "none") ? "its veth peer has no XDP program"
-							      : "no SYN hook");
-		return EXIT_RUNTIME;
-	}
-	fprintf(stderr, "%s: synproxy: warning: %s would not answer SYN cookies (%s); 'isnguard "
-		"status' lists it\n", PROG_NAME, unserved->info.ifname,
-		strcmp(unserved->syn_hook, "none") ? "its veth peer has no XDP program"
-						    : "no SYN hook");
-	return 0;
-}
-
 int do_synproxy(int argc, char **argv)
 {
 	struct cli_parser p = {
@@ -577,7 +546,7 @@ int do_synproxy(int argc, char **argv)
 		   prm.invalid_ack_rate_given) {
 		err = synproxy_change(&p, &prm, &cfg, ports);
 		if (!err && cfg.mode != SYNPROXY_OFF)
-			err = synproxy_check_hooks();
+			err = health_check_cookie_hooks();
 		if (!err && (err = synproxy_write(config_fd, ports_fd, &cfg, ports))) {
 			cli_error("synproxy: update %s: %s", ISN_MAP_SYNPROXY, strerror(-err));
 			err = EXIT_RUNTIME;

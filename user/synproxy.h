@@ -58,6 +58,8 @@ int synproxy_check_host(const char *what, uint32_t path);
 void synproxy_host_params(struct synproxy_config *cfg);
 
 int synproxy_read(int config_fd, int ports_fd, struct synproxy_config *cfg, uint64_t *ports);
+/* The same from the pinned maps: 0 or -errno (no state: -ENOENT). */
+int synproxy_read_pinned(struct synproxy_config *cfg, uint64_t *ports);
 int synproxy_write(int config_fd, int ports_fd, const struct synproxy_config *cfg,
 		   const uint64_t *ports);
 /* Text (jw NULL) or one JSON object. */
