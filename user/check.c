@@ -196,11 +196,7 @@ static void check_host(struct host_check *h)
 int do_check(int argc, char **argv)
 {
 	static bool json;
-	const struct cli_option options[] = {
-		CLI_JSON_ROW(&json, "print one JSON object"),
-		CLI_HELP_ROW,
-		{ 0 },
-	};
+	const struct cli_option options[] = CLI_JSON_HELP_TABLE(&json, "print one JSON object");
 	struct cli_parser p = {
 		.cmd = "check",
 		.args = "[IFACE...]",

@@ -75,6 +75,9 @@ struct cli_option {
 	{ .name = "help", .has_arg = no_argument, .short_name = 'h', .help = "show this help", \
 	  .type = CLI_HELP_OPT }
 
+/* The whole table of a command whose only options are --json and --help. */
+#define CLI_JSON_HELP_TABLE(d, h) { CLI_JSON_ROW(d, h), CLI_HELP_ROW, { 0 } }
+
 #define CLI_MAX_OPTIONS 32
 
 struct cli_parser {

@@ -75,11 +75,7 @@ static int do_help(int argc, char **argv)
 static int do_version(int argc, char **argv)
 {
 	static bool json;
-	const struct cli_option options[] = {
-		CLI_JSON_ROW(&json, "print one JSON object"),
-		CLI_HELP_ROW,
-		{ 0 },
-	};
+	const struct cli_option options[] = CLI_JSON_HELP_TABLE(&json, "print one JSON object");
 	struct cli_parser p = {
 		.cmd = "version",
 		.args = "",

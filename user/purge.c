@@ -13,11 +13,7 @@
 int do_purge(int argc, char **argv)
 {
 	static bool json;
-	const struct cli_option options[] = {
-		CLI_JSON_ROW(&json, "print what was done as one JSON object"),
-		CLI_HELP_ROW,
-		{ 0 },
-	};
+	const struct cli_option options[] = CLI_JSON_HELP_TABLE(&json, "print what was done as one JSON object");
 	struct cli_parser p = {
 		.cmd = "purge",
 		.args = "",

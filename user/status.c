@@ -214,11 +214,7 @@ static void print_status_text(const struct status *st)
 int do_status(int argc, char **argv)
 {
 	static bool json;
-	const struct cli_option options[] = {
-		CLI_JSON_ROW(&json, "print one JSON object"),
-		CLI_HELP_ROW,
-		{ 0 },
-	};
+	const struct cli_option options[] = CLI_JSON_HELP_TABLE(&json, "print one JSON object");
 	struct cli_parser p = {
 		.cmd = "status",
 		.args = "",
