@@ -620,6 +620,8 @@ struct isn_prof {
 #define ISN_MAP_SYN_RESEND "isn_syn_resend"
 /* the tick program, pinned by attach so apply and synproxy can put the tick back (user/loader.c) */
 #define ISN_PIN_TICK_PROG "isnguard_tc_tick"
+/* userspace's record of the build attached to each link (user/links.c): SHA-256 of the BPF object */
+#define ISN_MAP_BUILDS "isn_builds"
 /* userspace's record of the key file applied last (user/key.c): not a program's map */
 #define ISN_MAP_KEY_SOURCE "isn_key_source"
 #define ISN_MAP_FASTPATH "isn_fastpath"	/* the program's own: not pinned */

@@ -4,8 +4,10 @@
  * config file. It attaches the interfaces the file names and are not
  * attached (or attached with other hooks), changes the state's live settings
  * in place (hash, timeouts, the SYN proxy's, the key file's key: no
- * re-attach, no link flap), and detaches, keeping the state, what the file
- * no longer names. A second apply finds nothing to do and says so.
+ * re-attach, no link flap), puts a new build's programs in the place of an
+ * older one's (attach --replace: one kernel call each, no gap), and detaches,
+ * keeping the state, what the file no longer names. A second apply finds
+ * nothing to do and says so.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -22,6 +24,7 @@
 #include "keyfile.h"
 #include "maps.h"
 #include "pinned.h"
+#include "state.h"
 #include "ref/isn_ref.h"
 #include "synproxy.h"
 
@@ -244,9 +247,11 @@ int apply_config(const struct config *file, bool dry_run, bool json)
 	static struct health h;
 	static struct plan pl;
 	uint64_t here = netns_inode();
+	unsigned char build[ISN_BUILD_ID_LEN];
 	int err = 0, failed = 0;
 
 	memset(&pl, 0, sizeof(pl));
+	loader_build_id(build);
 	pl.dry_run = dry_run;
 	/* A key file that cannot be used stops the apply before anything changes. */
 	if (file->global.key_file) {
@@ -270,8 +275,18 @@ int apply_config(const struct config *file, bool dry_run, bool json)
 		struct attach_request req = ifc->req;
 
 		req.quiet = true;
-		if (l && !strcmp(l->state, "attached") && !differs)
+		if (l && !strcmp(l->state, "attached") && !differs) {
+			/* Another build's programs (an upgrade): this one's, in place, no gap. */
+			if (link_build_is((int)l->key.ifindex, build))
+				continue;
+			note(&pl, "replace %s: this build's programs, in place", ifc->name);
+			req.replace = true;
+			if (!dry_run && loader_attach(&req)) {
+				failed++;
+				note(&pl, "  %s failed (its error is above)", ifc->name);
+			}
 			continue;
+		}
 		note(&pl, "%s %s%s%s", l && differs ? "re-attach" : "attach", ifc->name,
 		     differs ? ": its " : "", differs ? differs : "");
 		if (dry_run)

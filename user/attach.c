@@ -48,6 +48,7 @@ enum {
 	OPT_TIMEOUT_ESTABLISHED,
 	OPT_TIMEOUT_CLOSING,
 	OPT_TIMEOUT_CLOSED,
+	OPT_REPLACE,
 };
 
 static struct attach_params prm;
@@ -97,6 +98,10 @@ static const struct cli_option attach_options[] = {
 		       synproxy_paths, "auto (default): the host's listener where the kernel can "
 		       "(6.9), else translate; local; or translate: isnguard opens the "
 		       "connection to the server (servers behind a gateway) and translates it"),
+	CLI_OPT_FLAG("replace", OPT_REPLACE, &prm.replace,
+		     "IFACE is attached: put this build's programs in the place of those "
+		     "running, each in one kernel call, on the same maps (an upgrade without a "
+		     "gap or a link flap); the hooks stay as attached"),
 	CLI_JSON_ROW(&prm.json, "print what was done as one JSON object"),
 	CLI_HELP_ROW,
 	{ 0 },
@@ -163,6 +168,7 @@ int attach_request_from(struct cli_parser *p, const struct attach_params *in,
 	req->json = in->json;
 	req->synproxy = sp->enabled ? sp : NULL;
 	req->timeouts = in->timeouts;
+	req->replace = in->replace;
 	return 0;
 }
 

@@ -19,7 +19,7 @@ extern const char *const attach_ingress_hooks[];	/* xdp, tc */
 struct attach_params {
 	int hash, xdp_mode, ingress, syn_hook, synproxy_mode, synproxy_path;
 	uint32_t max_flows, syn_threshold, invalid_ack_rate;
-	bool json, invalid_ack_rate_given;
+	bool json, invalid_ack_rate_given, replace;
 	const char *key_file;
 	struct attach_timeouts timeouts;
 	struct synproxy_request synproxy;

@@ -20,7 +20,7 @@
 /* The keys an [interface NAME] section may set; every other option is [global]'s alone. */
 static const char *const iface_keys[] = { "ingress", "xdp-mode", "syn-hook", NULL };
 /* attach options that are no settings. */
-static const char *const not_keys[] = { "json", "help", NULL };
+static const char *const not_keys[] = { "json", "help", "replace", NULL };
 
 static bool in_list(const char *const *list, const char *name)
 {

@@ -48,20 +48,6 @@ static void print_detached(const char *ifname, const char *state, const char *go
 	jw_finish(&jw);
 }
 
-/* The flags of this namespace's record of ifindex, 0 without one. */
-static uint32_t link_flags(int ifindex)
-{
-	struct link_key key = { .netns_ino = netns_inode(), .ifindex = (uint32_t)ifindex };
-	struct link_info info = { 0 };
-	int fd = pinned_map_open(ISN_MAP_LINKS);
-
-	if (fd < 0)
-		return 0;
-	if (bpf_map_lookup_elem(fd, &key, &info))
-		info.flags = 0;
-	close(fd);
-	return info.flags;
-}
 
 static int detach_locked(const char *ifname, int ifindex, bool keep_state,
 			 enum detach_output out)
@@ -111,7 +97,7 @@ static int detach_locked(const char *ifname, int ifindex, bool keep_state,
 	if (err)
 		return err;	/* state and record stay: something still uses them */
 
-	made_clsact = link_flags(ifindex) & LINK_F_CLSACT_MADE;
+	made_clsact = link_record_flags(ifindex) & LINK_F_CLSACT_MADE;
 	remaining = forget_link(ifindex);
 	/* The clsact qdisc attach made goes too, unless someone's filter is on it now. */
 	if (made_clsact && netdev_clsact_filters(ifindex) == 0)

@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
+#include <linux/if_link.h>
 
 #include "cli.h"
 #include "hooks.h"
@@ -362,6 +363,111 @@ static int attach_xdp(struct isnguard *skel, const struct attach_request *req, i
 	}
 	*prog_id = xdp_program__id(*xdp_prog);
 	return 0;
+}
+
+/* Our filter on one clsact hook swapped for prog in one call (BPF_TC_F_REPLACE). */
+static int replace_tc(const char *ifname, int ifindex, enum bpf_tc_attach_point point,
+		      struct bpf_program *prog, uint32_t *prog_id)
+{
+	struct bpf_tc_hook hook;
+	struct bpf_tc_opts opts;
+	char msg[128];
+	int err;
+
+	tc_hook(&hook, ifindex, point);
+	tc_filter_opts(&opts);
+	opts.prog_fd = bpf_program__fd(prog);
+	opts.flags = BPF_TC_F_REPLACE;
+	err = bpf_tc_attach(&hook, &opts);
+	*prog_id = opts.prog_id;
+	if (err) {
+		libbpf_message(msg, sizeof(msg), err);
+		cli_error("attach %s: replace the tc %s filter: %s", ifname,
+			  point == BPF_TC_INGRESS ? "ingress" : "egress", msg);
+	}
+	return err;
+}
+
+/*
+ * This load's XDP program in the place of ours called name, in one netlink
+ * call (XDP_FLAGS_REPLACE with the old program's fd), so that every packet
+ * meets one of the two. Only where ours holds the hook alone (libxdp's
+ * legacy mode, as where the kernel refuses freplace): under libxdp's
+ * dispatcher it is one of several programs and cannot be swapped alone.
+ */
+static int replace_xdp(const char *ifname, int ifindex, const char *name,
+		       struct bpf_program *prog, uint32_t *prog_id)
+{
+	struct xdp_multiprog *mp;
+	struct xdp_program *old = xdp_find(ifindex, name, &mp);
+	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
+	char msg[128];
+	__u32 mode;
+	int err;
+
+	if (!old) {
+		cli_error("attach %s: --replace: no %s attached to replace", ifname, name);
+		return -ENOENT;
+	}
+	if (!xdp_multiprog__is_legacy(mp)) {
+		cli_error("attach %s: --replace: %s runs under libxdp's dispatcher, where one "
+			  "program cannot be swapped alone; run 'detach --keep-state %s' and "
+			  "'attach %s'", ifname, name, ifname, ifname);
+		xdp_multiprog__close(mp);
+		return -EOPNOTSUPP;
+	}
+	mode = xdp_multiprog__attach_mode(mp) == XDP_MODE_SKB ? XDP_FLAGS_SKB_MODE
+							     : XDP_FLAGS_DRV_MODE;
+	opts.old_prog_fd = xdp_program__fd(old);
+	err = bpf_xdp_attach(ifindex, bpf_program__fd(prog), mode | XDP_FLAGS_REPLACE, &opts);
+	xdp_multiprog__close(mp);
+	if (err) {
+		libbpf_message(msg, sizeof(msg), err);
+		cli_error("attach %s: --replace: swap %s: %s", ifname, name, msg);
+		return err;
+	}
+	return bpf_xdp_query_id(ifindex, mode, prog_id);
+}
+
+int replace_ingress(struct isnguard *skel, const struct attach_request *req, int ifindex,
+		    struct ingress_attached *in)
+{
+	char msg[128];
+	int err;
+
+	refused_prog[0] = 0;
+	select_programs(skel, req);
+	/* As libxdp loads them (xdp_program__set_xdp_frags_support): multi-buffer frames. */
+	bpf_program__set_flags(skel->progs.isnguard_xdp, BPF_F_XDP_HAS_FRAGS);
+	bpf_program__set_flags(skel->progs.isnguard_xdp_cookie, BPF_F_XDP_HAS_FRAGS);
+	err = isnguard__load(skel);
+	if (err) {
+		if (!report_refusal(req->ifname, err, skel->obj)) {
+			libbpf_message(msg, sizeof(msg), err);
+			cli_error("attach %s: load the BPF object: %s", req->ifname, msg);
+		}
+		return err;
+	}
+	if (req->ingress == LINK_INGRESS_TC) {
+		err = replace_tc(req->ifname, ifindex, BPF_TC_INGRESS,
+				 skel->progs.isnguard_tc_ingress, &in->prog_id);
+		if (!err && req->synproxy_kept && !req->syn_tc)
+			err = replace_xdp(req->ifname, ifindex, XDP_COOKIE_PROG_NAME,
+					  skel->progs.isnguard_xdp_cookie, &in->cookie_prog_id);
+		return err;
+	}
+	/* The ACK side first: the new SYN answer's cookies are checked by either. */
+	err = replace_tc(req->ifname, ifindex, BPF_TC_INGRESS, skel->progs.isnguard_tc_cookie,
+			 &in->cookie_prog_id);
+	if (!err)
+		err = replace_xdp(req->ifname, ifindex, XDP_PROG_NAME, skel->progs.isnguard_xdp,
+				  &in->prog_id);
+	return err;
+}
+
+int replace_egress(const char *ifname, int ifindex, struct bpf_program *prog, uint32_t *prog_id)
+{
+	return replace_tc(ifname, ifindex, BPF_TC_EGRESS, prog, prog_id);
 }
 
 /* Loads the object and attaches the ingress side: XDP through libxdp, tc, or both. */

@@ -33,6 +33,16 @@ void libbpf_message(char *buf, size_t len, int err);
 /* Loads the object and attaches the ingress side: XDP through libxdp, tc, or both. */
 int attach_ingress(struct isnguard *skel, const struct attach_request *req, int ifindex,
 		   struct ingress_attached *in, bool *created_hook);
+/*
+ * --replace: loads the object and swaps each of our ingress programs for
+ * this load's, in place (tc: BPF_TC_F_REPLACE; XDP: XDP_FLAGS_REPLACE, where
+ * ours holds the hook alone), the hooks as they are. No undo: a program
+ * not swapped stays the previous build's, on the same maps.
+ */
+int replace_ingress(struct isnguard *skel, const struct attach_request *req, int ifindex,
+		    struct ingress_attached *in);
+/* The egress filter swapped in place. */
+int replace_egress(const char *ifname, int ifindex, struct bpf_program *prog, uint32_t *prog_id);
 /* Undoes attach_ingress: the XDP program first, so no SYN is answered whose ACK nobody takes. */
 void detach_ingress(const struct attach_request *req, int ifindex, struct ingress_attached *in);
 

@@ -144,3 +144,69 @@ int link_index_by_name(const char *ifname)
 	close(fd);
 	return found;
 }
+
+int link_record(int ifindex, struct link_info *info)
+{
+	struct link_key key = { .netns_ino = netns_inode(), .ifindex = (uint32_t)ifindex };
+	int fd = pinned_map_open(ISN_MAP_LINKS), err = 0;
+
+	if (fd < 0)
+		return fd;
+	if (bpf_map_lookup_elem(fd, &key, info))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+uint32_t link_record_flags(int ifindex)
+{
+	struct link_info info;
+
+	return link_record(ifindex, &info) ? 0 : info.flags;
+}
+
+/* ISN_MAP_BUILDS, made on first use: userspace's own, no program reads it. */
+static int builds_open(bool create)
+{
+	char path[256];
+	int fd = pinned_map_open(ISN_MAP_BUILDS);
+
+	if (fd >= 0 || !create)
+		return fd;
+	fd = bpf_map_create(BPF_MAP_TYPE_HASH, ISN_MAP_BUILDS, sizeof(struct link_key),
+			    ISN_BUILD_ID_LEN, ISN_MAX_LINKS, NULL);
+	if (fd < 0)
+		return -errno;
+	if (pin_path(path, sizeof(path), ISN_MAP_BUILDS) || bpf_obj_pin(fd, path)) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+int link_build_record(int ifindex, const unsigned char *build_id)
+{
+	struct link_key key = { .netns_ino = netns_inode(), .ifindex = (uint32_t)ifindex };
+	int fd = builds_open(true), err = 0;
+
+	if (fd < 0)
+		return fd;
+	if (bpf_map_update_elem(fd, &key, build_id, BPF_ANY))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+bool link_build_is(int ifindex, const unsigned char *build_id)
+{
+	struct link_key key = { .netns_ino = netns_inode(), .ifindex = (uint32_t)ifindex };
+	unsigned char got[ISN_BUILD_ID_LEN];
+	int fd = builds_open(false);
+	bool same;
+
+	if (fd < 0)
+		return false;
+	same = !bpf_map_lookup_elem(fd, &key, got) && !memcmp(got, build_id, sizeof(got));
+	close(fd);
+	return same;
+}

@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
+#include <openssl/sha.h>
 
 #include "cli.h"
 #include "hooks.h"
@@ -125,9 +126,25 @@ static int record_link(struct isnguard *skel, const struct attach_request *req, 
 		.attached_at = (uint64_t)time(NULL),
 	};
 
+	unsigned char build[ISN_BUILD_ID_LEN];
+
 	snprintf(info.ifname, sizeof(info.ifname), "%s", req->ifname);
-	return bpf_map_update_elem(bpf_map__fd(skel->maps.isn_links), &key, &info, BPF_ANY)
-		       ? -errno : 0;
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.isn_links), &key, &info, BPF_ANY))
+		return -errno;
+	/* Without it, apply would take the link for another build's and replace it once more. */
+	loader_build_id(build);
+	if (link_build_record(ifindex, build))
+		fprintf(stderr, "%s: warning: attach %s: record the build in %s\n", PROG_NAME,
+			req->ifname, ISN_MAP_BUILDS);
+	return 0;
+}
+
+void loader_build_id(unsigned char *id)
+{
+	size_t len;
+	const void *elf = isnguard__elf_bytes(&len);
+
+	SHA256(elf, len, id);
 }
 
 /* --- attach / detach ---------------------------------------------------- */
@@ -257,10 +274,16 @@ static int attach_preflight(const struct attach_request *req, int ifindex, bool 
 	int err;
 
 	loader_query(ifindex, &att);
-	if (att.ingress || att.egress) {
-		cli_error("attach %s: already attached (run 'isnguard detach %s' first)",
-			  req->ifname, req->ifname);
+	if ((att.ingress || att.egress) && !req->replace) {
+		cli_error("attach %s: already attached (run 'isnguard detach %s' first, or "
+			  "'isnguard attach --replace %s' for this build's programs in place)",
+			  req->ifname, req->ifname, req->ifname);
 		return -EEXIST;
+	}
+	if (req->replace && !(att.ingress && att.egress)) {
+		cli_error("attach %s: --replace: not attached here, nothing to replace",
+			  req->ifname);
+		return -ENOENT;
 	}
 	err = check_device(req, ifindex, l3);
 	if (err)
@@ -397,6 +420,86 @@ static void print_attached(const struct attach_request *req, const struct ingres
 	jw_finish(&jw);
 }
 
+/*
+ * --replace keeps the hooks as attached (the record's ingress and SYN hook,
+ * the live XDP mode and cookie companion); hooks named otherwise need a
+ * detach and an attach.
+ */
+static int replace_hooks(struct attach_request *req, int ifindex)
+{
+	struct link_info info;
+	struct attachment att;
+
+	if (link_record(ifindex, &info)) {
+		cli_error("attach %s: --replace: no record of an attachment here", req->ifname);
+		return -ENOENT;
+	}
+	loader_query(ifindex, &att);
+	if ((req->ingress_given && req->ingress != info.ingress) ||
+	    (req->syn_hook_given && req->syn_tc != !!(info.flags & LINK_F_SYN_TC))) {
+		cli_error("attach %s: --replace keeps the hooks as attached (ingress %s%s); to "
+			  "change them, 'detach --keep-state %s' and attach", req->ifname,
+			  link_ingress_name(info.ingress),
+			  info.flags & LINK_F_SYN_TC ? ", SYN hook tc" : "", req->ifname);
+		return -EINVAL;
+	}
+	req->ingress = info.ingress;
+	req->xdp_skb = info.ingress == LINK_INGRESS_XDP_SKB ||
+		       (info.ingress == LINK_INGRESS_TC && att.cookie_prog_id && !att.xdp_native);
+	req->syn_tc = info.flags & LINK_F_SYN_TC;
+	req->synproxy_kept = info.ingress == LINK_INGRESS_TC ? att.cookie_prog_id != 0
+							     : synhook_kept_proxy_on();
+	return 0;
+}
+
+/*
+ * --replace: this build's programs in the place of those attached, each in
+ * one kernel call, on the same pinned maps, so no packet passes between two
+ * builds untranslated and the link is not touched (no XDP detach, which some
+ * drivers answer with a link flap). The kept maps must be this build's
+ * layout: a state to rebuild needs the detach and attach of an upgrade.
+ */
+static int replace_locked(const struct attach_request *req, int ifindex)
+{
+	struct ingress_attached in = { 0 };
+	struct isnguard *skel = NULL;
+	struct kept_maps km;
+	uint32_t max_flows, egress_id = 0;
+	bool fresh, l3;
+	int err;
+
+	err = attach_preflight(req, ifindex, &l3, &fresh, &max_flows);
+	if (err)
+		return err;
+	kept_maps_init(&km);
+	err = open_object(req, l3, max_flows, &skel, &km);
+	if (!err && kept_maps_replaced(&km)) {
+		cli_error("attach %s: --replace: the pinned state in %s is another build's layout, "
+			  "which this build rebuilds only with nothing attached: run 'detach "
+			  "--keep-state' on every interface, then 'attach'", req->ifname, pin_dir());
+		err = -EPROTO;
+	}
+	if (!err)
+		err = replace_ingress(skel, req, ifindex, &in);
+	if (!err)
+		err = write_state(skel, req, false, max_flows, &km);
+	if (!err)
+		err = replace_egress(req->ifname, ifindex, skel->progs.isnguard_tc_egress,
+				     &egress_id);
+	if (!err) {
+		synhook_pin_tick_prog(skel);
+		if (synhook_proxy_on(skel))
+			attach_tick(skel, req);
+		err = record_link(skel, req, ifindex, in.prog_id, egress_id,
+				  link_record_flags(ifindex) & LINK_F_CLSACT_MADE);
+	}
+	if (!err)
+		print_attached(req, &in, egress_id, max_flows, false);
+	kept_maps_close(&km);
+	isnguard__destroy(skel);
+	return err;
+}
+
 static int attach_locked(const struct attach_request *req, int ifindex)
 {
 	struct ingress_attached in = { 0 };
@@ -475,13 +578,13 @@ int loader_attach(const struct attach_request *asked)
 		fprintf(stderr, "%s: warning: %s is a bpffs private to this mount namespace (as under "
 			"'ip netns exec'): the state pinned there vanishes with this command; run "
 			"isnguard with 'nsenter --net=/run/netns/NAME' instead\n", PROG_NAME, pin_dir());
-	err = synhook_choose(req, ifindex);
+	err = req->replace ? replace_hooks(req, ifindex) : synhook_choose(req, ifindex);
 	if (err)
 		return err;
 	lock = state_lock("attach");
 	if (lock < 0)
 		return -EBUSY;
-	err = attach_locked(req, ifindex);
+	err = req->replace ? replace_locked(req, ifindex) : attach_locked(req, ifindex);
 	close(lock);
 	return err;
 }

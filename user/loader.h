@@ -44,6 +44,7 @@ struct attach_request {
 	bool json;			/* what was done as one JSON object */
 	struct attach_timeouts timeouts;	/* written into isn_config where given */
 	bool quiet;			/* print nothing when it succeeds (apply says it) */
+	bool replace;			/* --replace: this build's programs in place, atomically */
 	/* set by loader_attach: the kept state has the SYN proxy on, so its programs load too */
 	bool synproxy_kept;
 };
@@ -68,6 +69,8 @@ int loader_attach(const struct attach_request *req);
 /* How a detach reports what it did: a line, one JSON object, or nothing (its caller says it). */
 enum detach_output { DETACH_TEXT, DETACH_JSON, DETACH_QUIET };
 int loader_detach(const char *ifname, bool keep_state, enum detach_output out);
+/* This build's identity: the SHA-256 of its BPF object (ISN_BUILD_ID_LEN bytes). */
+void loader_build_id(unsigned char *id);
 /* ifname's index, or -errno after "CMD IFNAME: no such interface" (or too long). */
 int loader_resolve_ifindex(const char *cmd, const char *ifname);
 /* The pinned state removed, and the resend tick of this namespace; 0 or -errno. */

@@ -83,6 +83,14 @@ void kept_maps_init(struct kept_maps *km)
 	km->flows_copied = false;
 }
 
+bool kept_maps_replaced(const struct kept_maps *km)
+{
+	for (int i = 0; i < STATE_MAP_COUNT; i++)
+		if (km->old_fd[i] >= 0)
+			return true;
+	return km->new_sweeper || km->flows_copied;
+}
+
 void kept_maps_close(struct kept_maps *km)
 {
 	for (size_t i = 0; i < sizeof(km->old_fd) / sizeof(km->old_fd[0]); i++) {
@@ -453,7 +461,7 @@ int pin_new_maps(struct isnguard *skel, struct kept_maps *km)
 void remove_state(void)
 {
 	/* Userspace's own pins beside the maps the programs share. */
-	static const char *const own_pins[] = { ISN_MAP_KEY_SOURCE, ISN_PIN_TICK_PROG };
+	static const char *const own_pins[] = { ISN_MAP_KEY_SOURCE, ISN_MAP_BUILDS, ISN_PIN_TICK_PROG };
 	char path[256];
 
 	for (size_t i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++)

@@ -14,6 +14,7 @@
 #include <linux/types.h>
 
 struct bpf_map_info;
+struct link_info;
 struct isnguard;
 
 /* How many maps isnguard pins (state.c's pinned_maps). */
@@ -40,6 +41,8 @@ struct kept_maps {
 
 void kept_maps_init(struct kept_maps *km);
 void kept_maps_close(struct kept_maps *km);
+/* Whether km holds anything of another layout that this load makes anew or copies. */
+bool kept_maps_replaced(const struct kept_maps *km);
 
 /* A pinned map of another build, which cannot be kept: one line, its layout beside this build's. */
 void report_other_build(const char *ifname, const char *name,
@@ -65,6 +68,15 @@ int links_live(void);
 int links_here(void);
 /* The names of this namespace's records (names NULL: count them), at most max; or -errno. */
 int links_here_names(char (*names)[IFNAMSIZ], int max);
+/* This namespace's record of ifindex into info: 0 or -errno (none: -ENOENT). */
+int link_record(int ifindex, struct link_info *info);
+/* Its flags (enum link_flags), 0 without a record. */
+uint32_t link_record_flags(int ifindex);
+/* The build attached to a link, by the SHA-256 of its BPF object (ISN_MAP_BUILDS). */
+#define ISN_BUILD_ID_LEN 32
+int link_build_record(int ifindex, const unsigned char *build_id);
+/* Whether the link runs that build (false where no build was recorded: an older one's). */
+bool link_build_is(int ifindex, const unsigned char *build_id);
 /* The ifindex this namespace's record of ifname has (a device since gone, say), or -errno. */
 int link_index_by_name(const char *ifname);
 
