@@ -143,7 +143,9 @@ static int apply_isn_config(const struct config *file, struct plan *pl)
 /* The SYN proxy's settings as the file gives them (off when it names no ports). */
 static int apply_synproxy(const struct config *file, struct plan *pl)
 {
-	const struct synproxy_request *want = &file->global.synproxy;
+	/* The file's [global] as attach would take it: defaults filled in. */
+	struct attach_params g = file->global;
+	const struct synproxy_request *want = &g.synproxy;
 	static uint64_t ports[SYNPROXY_PORT_WORDS];
 	struct synproxy_config cfg, next;
 	struct attach_request req = { 0 };
@@ -152,9 +154,6 @@ static int apply_synproxy(const struct config *file, struct plan *pl)
 	int config_fd, ports_fd, err;
 
 	attach_parser(&p);
-	/* The file's [global] as attach would take it: defaults filled in. */
-	struct attach_params g = file->global;
-
 	if (attach_request_from(&p, &g, &req))
 		return EXIT_USAGE;
 	config_fd = map_open_checked("apply", &isn_synproxy_layout, NULL);
@@ -171,18 +170,17 @@ static int apply_synproxy(const struct config *file, struct plan *pl)
 		next.mode = SYNPROXY_OFF;
 		memset(ports, 0, sizeof(ports));
 	} else if (!err && want->enabled &&
-		   (cfg.mode != g.synproxy.mode || memcmp(ports, want->ports, sizeof(ports)) ||
-		    cfg.syn_threshold != g.synproxy.syn_threshold ||
-		    cfg.invalid_ack_rate != g.synproxy.invalid_ack_rate ||
-		    cfg.path != g.synproxy.path)) {
+		   (cfg.mode != want->mode || memcmp(ports, want->ports, sizeof(ports)) ||
+		    cfg.syn_threshold != want->syn_threshold ||
+		    cfg.invalid_ack_rate != want->invalid_ack_rate || cfg.path != want->path)) {
 		synproxy_format_ports(want->ports, list, sizeof(list));
 		note(pl, "synproxy %s, ports %s, path %s, syn-threshold %u, invalid-ack-rate %u",
-		     synproxy_mode_name(g.synproxy.mode), list, synproxy_path_name(g.synproxy.path),
-		     g.synproxy.syn_threshold, g.synproxy.invalid_ack_rate);
-		next.mode = g.synproxy.mode;
-		next.syn_threshold = g.synproxy.syn_threshold;
-		next.invalid_ack_rate = g.synproxy.invalid_ack_rate;
-		next.path = g.synproxy.path;
+		     synproxy_mode_name(want->mode), list, synproxy_path_name(want->path),
+		     want->syn_threshold, want->invalid_ack_rate);
+		next.mode = want->mode;
+		next.syn_threshold = want->syn_threshold;
+		next.invalid_ack_rate = want->invalid_ack_rate;
+		next.path = want->path;
 		memcpy(ports, want->ports, sizeof(ports));
 		if (synproxy_check_host("apply", next.path))
 			err = EXIT_RUNTIME;

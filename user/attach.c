@@ -136,10 +136,10 @@ struct attach_params *attach_params_current(void)
 	return &prm;
 }
 
-int attach_request_from(struct cli_parser *p, const struct attach_params *in,
+int attach_request_from(struct cli_parser *p, struct attach_params *in,
 			struct attach_request *req)
 {
-	struct synproxy_request *sp = (struct synproxy_request *)&in->synproxy;
+	struct synproxy_request *sp = &in->synproxy;
 
 	if ((in->synproxy_mode >= 0 || in->syn_threshold || in->synproxy_path >= 0 ||
 	     in->invalid_ack_rate_given) && !sp->enabled)

@@ -30,8 +30,12 @@ void attach_parser(struct cli_parser *p);
 /* The table's destination, emptied (every choice -1). */
 void attach_params_reset(void);
 struct attach_params *attach_params_current(void);
-/* The request the params make, after the checks between options; 0 or EXIT_USAGE. */
-int attach_request_from(struct cli_parser *p, const struct attach_params *in,
+/*
+ * The request the params make, after the checks between options; 0 or
+ * EXIT_USAGE. The SYN proxy's defaults are filled into in->synproxy, which
+ * req->synproxy then points to.
+ */
+int attach_request_from(struct cli_parser *p, struct attach_params *in,
 			struct attach_request *req);
 
 #endif /* ISNGUARD_ATTACH_H */

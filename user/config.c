@@ -212,9 +212,6 @@ static void finish(struct config *cfg)
 		if (attach_request_from(&p, &ifc->prm, &ifc->req))
 			cfg->errors++;
 		cli_error_context = NULL;
-		/* Each request's SYN proxy is its own copy of [global]'s. */
-		if (ifc->req.synproxy)
-			ifc->req.synproxy = &ifc->prm.synproxy;
 	}
 }
 

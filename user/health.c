@@ -79,7 +79,7 @@ static int netns_open_by_inode(uint64_t ino, char *name, size_t len)
 }
 
 /* One link, in the namespace the process is in now. */
-static void link_check(struct link_health *l, bool synproxy_on)
+static void link_check(struct link_health *l)
 {
 	static struct netdev devs[NETDEV_MAX];
 	int n = netdev_list(devs, NETDEV_MAX);
@@ -114,7 +114,6 @@ static void link_check(struct link_health *l, bool synproxy_on)
 		l->cookies_served = l->live.ingress;
 	else
 		l->cookies_served = xdp_answers && !(l->live.xdp_native && l->peer_xdp == 0);
-	(void)synproxy_on;
 }
 
 static void link_problems(struct health *h, const struct link_health *l, const char *ports)
@@ -166,7 +165,7 @@ static void read_links(struct health *h)
 		l->peer_xdp = -1;
 		h->links++;
 		if (cur.netns_ino == here) {
-			link_check(l, h->synproxy_on);
+			link_check(l);
 			continue;
 		}
 		/* Another namespace: entered by its /run/netns name, if it has one. */
@@ -176,7 +175,7 @@ static void read_links(struct health *h)
 		if (self < 0)
 			self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 		if (self >= 0 && !setns(ns, CLONE_NEWNET)) {
-			link_check(l, h->synproxy_on);
+			link_check(l);
 			if (setns(self, CLONE_NEWNET))
 				problem(h, "cannot return to this network namespace: %s",
 					strerror(errno));
