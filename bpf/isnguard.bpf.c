@@ -316,7 +316,7 @@ int isnguard_tc_tick(struct __sk_buff *skb)
 SEC("tc")
 int isnguard_sweeper(struct __sk_buff *skb __maybe_unused)
 {
-	return flow_sweeper_start() ? 1 : 0;
+	return (int)flow_sweeper_start();
 }
 
 

@@ -35,6 +35,7 @@
 
 #define CLOCK_MONOTONIC 1
 #define EBUSY 16	/* errno values are #defines, not in vmlinux.h */
+#define ENOENT 2
 
 #define SWEEP_BATCH ISN_SWEEP_BATCH
 /* The next run while due slots are left, and the least wait otherwise. */
@@ -320,18 +321,25 @@ static long sweep_adopt_one(void *map __maybe_unused, const struct flow_key *fk,
  * A sweeper never armed is new: the tables may still hold flows kept from
  * an isnguard whose sweeper had no queues (the loader makes the sweeper's
  * maps anew over kept state of another layout), and each of those gets its
- * slot here, due one interval on (sweep_flows_adopted). 0, or -1 (counted
- * in flow_timer_error). The state's pins keep the timer running across
+ * slot here, due one interval on (sweep_flows_adopted). 0, or which
+ * bpf_timer call failed and how (SWEEPER_START_RETVAL, counted in
+ * flow_timer_error). The state's pins keep the timer running across
  * reloads; it goes with them.
  */
-static __always_inline int flow_sweeper_start(void)
+static __always_inline __u32 flow_sweeper_failed(enum sweeper_start_step step, long err)
+{
+	stat_inc(STAT_FLOW_TIMER_ERROR);
+	return SWEEPER_START_RETVAL(step, err);
+}
+
+static __always_inline __u32 flow_sweeper_start(void)
 {
 	struct flow_sweeper *sw = sweeper_get();
 	struct sweep_adopt a;
 	long err;
 
 	if (!sw)
-		return -1;
+		return SWEEPER_START_RETVAL(SWEEPER_START_NO_MAP, -ENOENT);
 	sw->size[SWEEP_FLOWS] = ((struct bpf_map *)&isn_sweep_flows)->max_entries;
 	sw->size[SWEEP_OPENING] = ((struct bpf_map *)&isn_sweep_opening)->max_entries;
 	sw->size[SWEEP_LONG] = ((struct bpf_map *)&isn_sweep_long)->max_entries;
@@ -344,12 +352,16 @@ static __always_inline int flow_sweeper_start(void)
 		a.t = SWEEP_OPENING;
 		bpf_for_each_map_elem(&isn_opening, sweep_adopt_one, &a, 0);
 	}
+	/* -EBUSY: the timer of kept state, initialised by the build before. */
 	err = bpf_timer_init(&sw->timer, &isn_sweeper, CLOCK_MONOTONIC);
-	if ((err && err != -EBUSY) || bpf_timer_set_callback(&sw->timer, flow_sweeper_fire) ||
-	    bpf_timer_start(&sw->timer, SWEEP_MIN_WAIT_NS, 0)) {
-		stat_inc(STAT_FLOW_TIMER_ERROR);
-		return -1;
-	}
+	if (err && err != -EBUSY)
+		return flow_sweeper_failed(SWEEPER_START_INIT, err);
+	err = bpf_timer_set_callback(&sw->timer, flow_sweeper_fire);
+	if (err)
+		return flow_sweeper_failed(SWEEPER_START_CALLBACK, err);
+	err = bpf_timer_start(&sw->timer, SWEEP_MIN_WAIT_NS, 0);
+	if (err)
+		return flow_sweeper_failed(SWEEPER_START_TIMER, err);
 	sw->armed = 1;
 	return 0;
 }

@@ -96,6 +96,20 @@ struct isn_config {
 	__u32 pad;
 };
 
+/*
+ * isnguard_sweeper's return value (the loader runs it once, by
+ * BPF_PROG_TEST_RUN, to arm the sweeper's timer): 0, or the step that
+ * failed in bits 16-23 and its error, negated, in bits 0-15, so the loader
+ * can say which bpf_timer call failed and why.
+ */
+enum sweeper_start_step {
+	SWEEPER_START_NO_MAP = 1,	/* no isn_sweeper entry */
+	SWEEPER_START_INIT,		/* bpf_timer_init */
+	SWEEPER_START_CALLBACK,		/* bpf_timer_set_callback */
+	SWEEPER_START_TIMER,		/* bpf_timer_start */
+};
+#define SWEEPER_START_RETVAL(step, err) (((__u32)(step) << 16) | ((__u32)-(err) & 0xffff))
+
 #define ISN_DEFAULT_TIMEOUT_OPENING 120
 #define ISN_DEFAULT_TIMEOUT_ESTABLISHED (24 * 3600)
 #define ISN_DEFAULT_TIMEOUT_CLOSING 900
