@@ -28,9 +28,9 @@ expect() {
 	fi
 }
 
-# Nothing of isnguard is left on lo: status finds no state.
+# Nothing of isnguard is left on lo: status finds no state (exit 3, not attached).
 expect_detached() {
-	expect "$1: nothing left attached" 1 "not attached" $isng status --json
+	expect "$1: nothing left attached" 3 '"health":"not-attached"' $isng status --json
 }
 
 expect "attach lo (XDP skb mode, tc egress)" 0 '"attached"' $isng attach --xdp-mode skb --json lo
