@@ -512,7 +512,14 @@ struct fastpath_scratch {
 	 * it (the stack may not have the socket yet): judged as a cookie ACK	\
 	 * again, not passed to the listener for its RST (flow_before_socket)	\
 	 */								\
-	X(STAT_COOKIE_ACK_BEFORE_SOCKET, "cookie_ack_before_socket")
+	X(STAT_COOKIE_ACK_BEFORE_SOCKET, "cookie_ack_before_socket")	\
+	/*								\
+	 * SYN cookies: a SYN from a source no host may use (multicast,	\
+	 * broadcast, 0/8, loopback off lo; RFC 1122 3.2.1.3), or to a	\
+	 * destination no packet from the wire may have (0/8, loopback off	\
+	 * lo): dropped unanswered, as the stack discards it			\
+	 */								\
+	X(STAT_SYN_MARTIAN,		"syn_martian")
 
 #define ISNGUARD_STAT_ENUM(name, text) name,
 enum isn_stat {

@@ -17,6 +17,7 @@
 #include <net/route.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
+#include <linux/if_tun.h>
 #include <linux/rtnetlink.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -797,7 +798,7 @@ static bool syn_decision(enum isn_stat stat)
 {
 	return (stat >= STAT_SYN_SEEN && stat <= STAT_SYN_UNANSWERABLE) ||
 	       stat == STAT_SYN_NOT_UNICAST || stat == STAT_SYN_NOT_LOCAL ||
-	       stat == STAT_SYN_OTHER_HOST;
+	       stat == STAT_SYN_OTHER_HOST || stat == STAT_SYN_MARTIAN;
 }
 
 static void check_pass_syn_row(const struct pass_syn_row *r, enum dp_prog prog)
@@ -3592,6 +3593,200 @@ TEST(test_synproxy_answers_only_the_hosts_own_or_forwarded_destinations)
 	ASSERT_TRUE(res.ack_bytes_ok, "the SYN to the server");
 	ASSERT_EQ(res.proxy_syn_moved, 1, "proxy_syn_to_server");
 	ASSERT_EQ(res.handshake_moved, 0, "cookie_handshake_to_stack");
+}
+
+/* ---- martian addresses (RFC 1122 3.2.1.3): dropped, never answered ---- */
+
+#define MARTIAN_CLIENT_PORT 40700
+#define MARTIAN_TAP "isngmartian0"
+
+struct martian_row {
+	const char *name;
+	const char *saddr;
+	const char *daddr;
+	/*
+	 * In on lo, where loopback addresses are the host's own: not
+	 * martians. The other rows come in on a tap device.
+	 */
+	bool on_lo;
+	bool answered;		/* the control: the cookie SYN-ACK, not a drop */
+};
+
+static const struct martian_row martian_rows[] = {
+	{ .name = "ipv4_limited_broadcast_source", .saddr = "255.255.255.255", .daddr = HOST4 },
+	{ .name = "ipv4_multicast_source", .saddr = "224.0.0.1", .daddr = HOST4 },
+	{ .name = "ipv4_multicast_source_239", .saddr = "239.255.0.1", .daddr = HOST4 },
+	{ .name = "ipv4_zero_source", .saddr = "0.0.0.0", .daddr = HOST4 },
+	{ .name = "ipv4_this_network_source", .saddr = "0.1.2.3", .daddr = HOST4 },
+	{ .name = "ipv4_loopback_source", .saddr = "127.0.0.1", .daddr = HOST4 },
+	{ .name = "ipv4_loopback_source_127_8", .saddr = "127.9.9.9", .daddr = HOST4 },
+	{ .name = "ipv4_loopback_destination", .saddr = CLIENT4, .daddr = "127.0.0.1" },
+	{ .name = "ipv4_this_network_destination", .saddr = CLIENT4, .daddr = "0.0.0.7" },
+	{ .name = "ipv6_link_local_multicast_source", .saddr = "ff02::1", .daddr = HOST6 },
+	{ .name = "ipv6_global_multicast_source", .saddr = "ff0e::1:2", .daddr = HOST6 },
+	{ .name = "ipv6_unspecified_source", .saddr = "::", .daddr = HOST6 },
+	{ .name = "ipv6_loopback_source", .saddr = "::1", .daddr = HOST6 },
+	{ .name = "ipv6_v4_mapped_source", .saddr = "::ffff:10.0.9.2", .daddr = HOST6 },
+	{ .name = "ipv6_loopback_destination", .saddr = CLIENT6, .daddr = "::1" },
+	{ .name = "ipv6_unspecified_destination", .saddr = CLIENT6, .daddr = "::" },
+	{ .name = "ipv4_loopback_on_lo_answered", .saddr = "127.0.0.1", .daddr = "127.0.0.1",
+	  .on_lo = true, .answered = true },
+	{ .name = "ipv6_loopback_on_lo_answered", .saddr = "::1", .daddr = "::1", .on_lo = true,
+	  .answered = true },
+};
+
+#define MARTIAN_ROWS (sizeof(martian_rows) / sizeof(martian_rows[0]))
+static const enum dp_prog martian_progs[] = { DP_XDP_INGRESS, DP_XDP_COOKIE, DP_TC_SYN };
+#define MARTIAN_PROGS (sizeof(martian_progs) / sizeof(martian_progs[0]))
+
+struct martian_result {
+	char error[96];
+	bool no_netns;
+	bool no_tap;		/* no /dev/net/tun */
+	struct {
+		uint32_t verdict;
+		bool untouched;
+		uint64_t martian_moved, sent_moved, seen_moved;
+	} run[MARTIAN_ROWS][MARTIAN_PROGS];
+};
+
+/* A tap device in this namespace, for frames to come in on a device other than lo; -1 if none. */
+static int martian_tap(uint32_t *ifindex)
+{
+	struct ifreq ifr = { .ifr_flags = IFF_TAP | IFF_NO_PI };
+	int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", MARTIAN_TAP);
+	if (ioctl(fd, TUNSETIFF, &ifr) || !(*ifindex = if_nametoindex(MARTIAN_TAP))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Runs a frame through prog as if it came in on ifindex (BPF_PROG_TEST_RUN's context). */
+static bool martian_run(enum dp_prog prog, uint32_t ifindex, const uint8_t *in, size_t in_len,
+			uint8_t *out, size_t *out_len, uint32_t *verdict)
+{
+	struct xdp_md xdp = { .data_end = (uint32_t)in_len, .ingress_ifindex = ifindex };
+	struct __sk_buff skb = { .ifindex = ifindex };
+	bool tc = prog == DP_TC_SYN;
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = in, .data_size_in = (uint32_t)in_len,
+		    .data_out = out, .data_size_out = PKT_MAX_LEN, .repeat = 1,
+		    .ctx_in = tc ? (void *)&skb : (void *)&xdp,
+		    .ctx_size_in = tc ? sizeof(skb) : sizeof(xdp));
+	int fd = dp_prog_fd(prog);
+
+	if (fd < 0 || bpf_prog_test_run_opts(fd, &opts))
+		return false;
+	*out_len = opts.data_size_out;
+	*verdict = opts.retval;
+	return true;
+}
+
+static void martian_steps(void *result)
+{
+	static const struct syn_row plain4 = { .family = 4, .mss = 1460, .wscale = 7,
+					       .sack = true, .ts = true };
+	static const struct syn_row plain6 = { .family = 6, .mss = 1440, .wscale = 7,
+					       .sack = true, .ts = true };
+	struct martian_result *res = result;
+	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN];
+	struct ifreq ifr = { 0 };
+	uint32_t tap_ifindex = 0;
+	int fd, listener, listener6;
+
+#define STEP(ok, what) do { if (!(ok)) { snprintf(res->error, sizeof(res->error), "%s: %s", \
+					what, strerror(errno)); return; } } while (0)
+	res->no_netns = unshare(CLONE_NEWNET) != 0;
+	STEP(!res->no_netns, "unshare the network namespace");
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	STEP(fd >= 0 && !ioctl(fd, SIOCGIFFLAGS, &ifr), "read lo's flags");
+	ifr.ifr_flags |= IFF_UP;
+	STEP(!ioctl(fd, SIOCSIFFLAGS, &ifr), "bring lo up");
+	STEP(listen_on(4, SP_PORT, 16, &listener) && listen_on(6, SP_PORT, 16, &listener6),
+	     "wildcard listeners");
+	res->no_tap = martian_tap(&tap_ifindex) < 0;
+	STEP(!res->no_tap, "a tap device (/dev/net/tun) to come in on, other than lo");
+	for (size_t i = 0; i < MARTIAN_ROWS; i++) {
+		const struct martian_row *r = &martian_rows[i];
+		bool v6 = strchr(r->saddr, ':') != NULL;
+		struct pkt_spec s;
+		size_t in_len;
+
+		syn_spec(v6 ? &plain6 : &plain4, SP_PORT, &s);
+		s.sport = (uint16_t)(MARTIAN_CLIENT_PORT + i);
+		STEP(pkt_set_addrs(&s, r->saddr, r->daddr), r->name);
+		in_len = pkt_build(&s, in, sizeof(in));
+		for (size_t j = 0; j < MARTIAN_PROGS; j++) {
+			uint64_t martian = dp_stat(STAT_SYN_MARTIAN), sent = dp_stat(STAT_COOKIE_SENT);
+			uint64_t seen = dp_stat(STAT_SYN_SEEN);
+			size_t out_len = 0;
+
+			STEP(dp_set_synproxy(&sp_local, SP_PORT) && dp_flows_clear(),
+			     "SYN proxy config");
+			STEP(martian_run(martian_progs[j], r->on_lo ? 1 : tap_ifindex, in, in_len, out,
+					 &out_len, &res->run[i][j].verdict), "test run");
+			res->run[i][j].untouched = out_len == in_len && !memcmp(out, in, in_len);
+			res->run[i][j].martian_moved = dp_stat(STAT_SYN_MARTIAN) - martian;
+			res->run[i][j].sent_moved = dp_stat(STAT_COOKIE_SENT) - sent;
+			res->run[i][j].seen_moved = dp_stat(STAT_SYN_SEEN) - seen;
+		}
+	}
+	dp_flows_clear();
+#undef STEP
+}
+
+/*
+ * A SYN from a source no host may send from (broadcast, multicast, 0/8,
+ * loopback off lo, IPv6's unspecified and IPv4-mapped), or to a 0/8 or
+ * loopback destination, is dropped unanswered and counted (syn_martian),
+ * in XDP, beside tc ingress and with `--syn-hook tc`: RFC 1122 3.2.1.3's
+ * silent discard, as the stack would. A cookie SYN-ACK to a multicast or
+ * broadcast source, or from 127.0.0.1, went out before. Loopback
+ * addresses on lo itself are the host's own and answered.
+ */
+TEST(test_synproxy_martian_syns_dropped_and_counted)
+{
+	struct martian_result res = { 0 };
+
+	if (!setup(&sp_local, SP_PORT))
+		return;
+	if (!run_in_netns_child(martian_steps, &res, sizeof(res)))
+		return;
+	if (res.no_netns || res.no_tap) {
+		test_skip("%s", res.error);
+		return;
+	}
+	if (res.error[0]) {
+		FAIL("%s", res.error);
+		return;
+	}
+	for (size_t i = 0; i < MARTIAN_ROWS; i++) {
+		const struct martian_row *r = &martian_rows[i];
+
+		for (size_t j = 0; j < MARTIAN_PROGS; j++) {
+			bool tc = martian_progs[j] == DP_TC_SYN;
+
+			test_case_begin("%s_%s", r->name, dp_prog_name(martian_progs[j]));
+			if (r->answered) {
+				ASSERT_EQ(res.run[i][j].verdict,
+					  tc ? TC_ACT_REDIRECT_VERDICT : XDP_TX_VERDICT, "answered");
+				ASSERT_EQ(res.run[i][j].sent_moved, 1, "cookie_sent");
+				ASSERT_EQ(res.run[i][j].martian_moved, 0, "syn_martian");
+				continue;
+			}
+			ASSERT_EQ(res.run[i][j].verdict, tc ? TC_ACT_SHOT_VERDICT : XDP_DROP_VERDICT,
+				  "dropped");
+			ASSERT_TRUE(res.run[i][j].untouched, "the SYN untouched");
+			ASSERT_EQ(res.run[i][j].martian_moved, 1, "syn_martian");
+			ASSERT_EQ(res.run[i][j].sent_moved, 0, "cookie_sent");
+			ASSERT_EQ(res.run[i][j].seen_moved, 1, "syn_seen");
+		}
+	}
 }
 
 /* ---- proxied connections that go silent after their handshake (issue 17) ---- */
