@@ -3304,6 +3304,121 @@ TEST(test_proxy_syn_on_a_tuple_with_an_entry)
 	dp_flows_clear();
 }
 
+/*
+ * A proxied connection is over (FINs both ways) and the client opens a new
+ * one on its tuple, whose SYN reaches the server directly (here the SYN
+ * proxy is off for the port; auto mode below its threshold, a signed SYN or
+ * IP options do the same). The SYN passes tc ingress untouched; the server's
+ * SYN-ACK retires the closed entry and is rewritten as a new flow's (its
+ * keyed ISN, a new entry in the handshake table); the client's ACK is
+ * translated by the new flow's delta. Before, the SYN-ACK was taken for an
+ * answer to the proxy's SYN and dropped (drop_error) until the entry
+ * expired, and tc ingress shifted the SYN's TSecr by the old connection's
+ * delta.
+ */
+#define REUSE_CLIENT_ISN 0x51a0b0c0u
+#define REUSE_SERVER_ISN 0x2ee0f00du
+
+TEST(test_proxy_closed_flows_tuple_reused_by_a_syn_the_server_answers)
+{
+	static const struct proxy_case cases[] = {
+		{ .name = "ipv4_timestamps", .family = 4, .ts = true, .server_scales = true },
+		{ .name = "ipv6_no_timestamps", .family = 6 },
+	};
+	static const enum dp_prog ingress[] = { DP_TC_INGRESS, DP_XDP_INGRESS };
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (size_t j = 0; j < 2; j++) {
+			const struct proxy_case *c = &cases[i];
+			enum dp_prog tc = ingress[j] == DP_TC_INGRESS ? DP_TC_INGRESS : DP_TC_COOKIE;
+			struct synproxy_config off = sp_translate;
+			struct pkt_spec syn, synack, synack_want, ack, ack_want;
+			uint64_t rewritten, errors;
+			struct proxy_conn pc;
+			struct flow_state st;
+			bool opening;
+
+			test_case_begin("%s_%s", c->name, dp_prog_name(ingress[j]));
+			if (!setup(&sp_translate, SP_PORT) || !dp_flows_clear())
+				return;
+			proxy_conn_init(&pc, c, (uint16_t)(CLIENT_PORT + 480 + i * 2 + j));
+			if (!proxy_open_step(&pc, tc) || !proxy_synack_step(&pc, tc) ||
+			    !ASSERT_TRUE(dp_flow_get(&pc.fk, &st), "the proxied entry"))
+				continue;
+			st.flags |= FLOW_F_FIN_LOCAL | FLOW_F_FIN_REMOTE;
+			if (!ASSERT_TRUE(dp_flow_put(&pc.fk, &st), "the connection closed"))
+				continue;
+			off.mode = SYNPROXY_OFF;
+			if (!dp_set_synproxy(&off, SP_PORT))
+				continue;
+
+			syn = pc.client;
+			syn.flags = TH_SYN;
+			syn.seq = REUSE_CLIENT_ISN;
+			syn.window = 64240;
+			pkt_opt_mss(&syn, 1460);
+			if (c->ts) {
+				pkt_opt_sack_perm(&syn);
+				pkt_opt_timestamp(&syn, CLIENT_TSVAL + 1000, 0);
+			}
+			pkt_opt_nop(&syn);
+			pkt_opt_wscale(&syn, 7);
+			proxy_expect(ingress[j], &syn, &syn, dp_pass_verdict(ingress[j]),
+				     "the new SYN passes to the server untouched");
+
+			synack = pc.server;
+			synack.flags = TH_SYN | TH_ACK;
+			synack.seq = REUSE_SERVER_ISN;
+			synack.ack = REUSE_CLIENT_ISN + 1;
+			synack.window = 65160;
+			pkt_opt_mss(&synack, 1460);
+			if (c->ts) {
+				pkt_opt_sack_perm(&synack);
+				pkt_opt_timestamp(&synack, SERVER_TSVAL + 1000, CLIENT_TSVAL + 1000);
+			}
+			pkt_opt_nop(&synack);
+			pkt_opt_wscale(&synack, 7);
+			rewritten = dp_stat(STAT_SYNACK_REWRITTEN);
+			errors = dp_stat(STAT_DROP_ERROR);
+			{
+				uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN], want[PKT_MAX_LEN];
+				size_t in_len = pkt_build(&synack, in, sizeof(in)), out_len, want_len;
+				uint32_t verdict;
+
+				if (!dp_run(DP_TC_EGRESS, in, in_len, out, &out_len, &verdict))
+					continue;
+				ASSERT_EQ(verdict, TC_ACT_UNSPEC_VERDICT, "the server's SYN-ACK passes");
+				ASSERT_EQ(dp_stat(STAT_SYNACK_REWRITTEN), rewritten + 1,
+					  "synack_rewritten");
+				ASSERT_EQ(dp_stat(STAT_DROP_ERROR), errors, "drop_error");
+				if (!ASSERT_TRUE(dp_flow_get_in(&pc.fk, &st, &opening),
+						 "the new connection's entry"))
+					continue;
+				ASSERT_TRUE(opening, "in the handshake table");
+				ASSERT_EQ(st.flags & (FLOW_F_PROXIED | FLOW_F_PASSIVE_OPEN),
+					  FLOW_F_PASSIVE_OPEN, "flags: the host's passive open, not proxied");
+				ASSERT_EQ(st.host_isn, REUSE_SERVER_ISN, "host_isn: the server's new ISN");
+				synack_want = synack;
+				synack_want.seq = st.wire_isn;
+				want_len = pkt_build(&synack_want, want, sizeof(want));
+				ASSERT_EQ(out_len, want_len, "SYN-ACK length");
+				ASSERT_MEMEQ(out, want, want_len, "SYN-ACK with the keyed ISN, else untouched");
+				ASSERT_TRUE(pkt_csums_ok(out, out_len), "SYN-ACK checksums");
+			}
+
+			ack = ack_want = pc.client;
+			ack.flags = ack_want.flags = TH_ACK;
+			ack.seq = ack_want.seq = REUSE_CLIENT_ISN + 1;
+			ack.ack = st.wire_isn + 1;
+			ack_want.ack = REUSE_SERVER_ISN + 1;
+			ack.window = ack_want.window = 502;
+			proxy_expect(ingress[j], &ack, &ack_want, dp_pass_verdict(ingress[j]),
+				     "the client's ACK, translated by the new delta");
+		}
+	}
+	dp_flows_clear();
+}
+
 /* ---- which destinations get a SYN-ACK (bpf/route.h) ---- */
 
 /*
