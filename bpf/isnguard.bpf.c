@@ -140,6 +140,7 @@ static __always_inline int tc_verdict(int stat)
 	case STAT_COOKIE_HANDSHAKE:
 		return TC_ACT_OK;	/* the skb carries its request socket to the stack */
 	case STAT_PROXY_SYNACK:
+	case STAT_PROXY_CHALLENGE_RST:
 	case STAT_PROXY_TIMEOUT:
 	case STAT_COOKIE_SENT:
 		return TC_ACT_REDIRECT;	/* bpf_redirect() was called: back in, or back out */
@@ -169,6 +170,10 @@ int isnguard_tc_ingress(struct __sk_buff *skb)
 	bool to_stack = false;
 	int stat, cookie;
 
+	if (synproxy_own_rst(skb)) {
+		prof_end(ISN_PROF_TC_INGRESS, STAT_PROXY_INJECTED, t0);
+		return TC_ACT_UNSPEC;
+	}
 	stat = parse_packet(&c, &pkt, true);
 	if (stat == PARSE_OK && syn_at_tc && tcp_is_syn(&pkt)) {
 		stat = synproxy_syn_tc(skb, &pkt);
@@ -238,6 +243,10 @@ static __always_inline int tc_cookie(struct __sk_buff *skb, int *stat_out)
 	int stat;
 
 	*stat_out = ISN_PROF_NO_STAT;
+	if (synproxy_own_rst(skb)) {
+		*stat_out = STAT_PROXY_INJECTED;
+		return TC_ACT_UNSPEC;
+	}
 	if (!synproxy_acks_wanted() || parse_packet(&c, &pkt, false) != PARSE_OK ||
 	    !synproxy_ack_candidate(&c, &pkt))
 		return TC_ACT_UNSPEC;

@@ -913,6 +913,20 @@ static __always_inline bool synproxy_own_synack(struct __sk_buff *skb)
 	return true;
 }
 
+/*
+ * tc ingress: whether the segment is isnguard's RST to a server's challenge
+ * ACK (bpf/proxy.h, proxy_server_challenged), redirected in from tc
+ * egress. Its mark goes; it passes untouched (proxy_own_ack_passed).
+ */
+static __always_inline bool synproxy_own_rst(struct __sk_buff *skb)
+{
+	if (skb->mark != ISN_MARK_PROXY_RST)
+		return false;
+	skb->mark = 0;
+	stat_inc(STAT_PROXY_INJECTED);
+	return true;
+}
+
 /* An ACK (no SYN, no RST) to a protected port: what synproxy_ack takes. */
 static __always_inline bool synproxy_ack_candidate(const struct ctx *c, const struct pkt *pkt)
 {

@@ -519,7 +519,14 @@ struct fastpath_scratch {
 	 * destination no packet from the wire may have (0/8, loopback off	\
 	 * lo): dropped unanswered, as the stack discards it			\
 	 */								\
-	X(STAT_SYN_MARTIAN,		"syn_martian")
+	X(STAT_SYN_MARTIAN,		"syn_martian")			\
+	/*								\
+	 * the translating SYN proxy: the server's ACK to the proxy's SYN	\
+	 * that does not acknowledge it (a stale socket's challenge ACK),	\
+	 * answered with a RST at its ack, as the client's SYN-SENT stack	\
+	 * would (RFC 9293 3.10.7.3)						\
+	 */								\
+	X(STAT_PROXY_CHALLENGE_RST,	"proxy_server_challenge_reset")
 
 #define ISNGUARD_STAT_ENUM(name, text) name,
 enum isn_stat {
@@ -535,6 +542,14 @@ enum isn_stat {
  * synproxy_own_synack). Only ever set between those two programs.
  */
 #define ISN_MARK_SYNACK 0x15a6c00cU
+
+/*
+ * The skb mark of isnguard's RST to a server's challenge ACK (bpf/proxy.h,
+ * proxy_server_challenged), redirected from tc egress into the same
+ * device's ingress, where the tc programs clear it and let the segment
+ * pass untouched (synproxy_own_rst): it is in the server's space already.
+ */
+#define ISN_MARK_PROXY_RST 0x15a6c00dU
 
 /*
  * Where the datapath is attached (map isn_links, written only by the

@@ -2763,6 +2763,135 @@ TEST(test_proxy_server_refusal_resets_the_client)
 	ASSERT_TRUE(!dp_flow_get(&pc.fk, &st), "the entry is gone");
 }
 
+/* Runs frame through a tc program with the skb's mark set; *mark_out is the mark after. */
+static bool run_tc_marked(enum dp_prog prog, const uint8_t *frame, size_t len, uint32_t mark,
+			  uint8_t *out, size_t *out_len, uint32_t *verdict, uint32_t *mark_out)
+{
+	struct __sk_buff ctx = { .mark = mark }, ctx_out = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = (uint32_t)len,
+		    .data_out = out, .data_size_out = PKT_MAX_LEN, .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx), .ctx_out = &ctx_out,
+		    .ctx_size_out = sizeof(ctx_out), .repeat = 1);
+	int fd = dp_prog_fd(prog);
+
+	if (fd < 0)
+		return false;
+	if (bpf_prog_test_run_opts(fd, &opts)) {
+		FAIL("%s: BPF_PROG_TEST_RUN: %s", dp_prog_name(prog), strerror(errno));
+		return false;
+	}
+	*out_len = opts.data_size_out;
+	*verdict = opts.retval;
+	*mark_out = ctx_out.mark;
+	return true;
+}
+
+/*
+ * A server socket left on the tuple from an earlier connection answers the
+ * proxy's SYN with a challenge ACK (RFC 5961 4): an ACK of its own
+ * RCV.NXT, not of the SYN. The client's SYN-SENT stack would answer it with
+ * a RST at that ack (RFC 9293 3.10.7.3), which clears the stale socket: at
+ * tc egress it comes out so, turned back to the server and redirected into
+ * the device (marked ISN_MARK_PROXY_RST), and the entry stays opening for
+ * the SYN's resend. Both tc ingress programs pass that RST untouched, its
+ * mark cleared; without the mark it is a client segment held while the
+ * server has not answered. An ACK that does acknowledge the SYN (and no
+ * SYN) is dropped, as SYN-SENT drops it. Before, the challenge ACK was
+ * dropped (drop_error) and the stale socket held the tuple.
+ */
+#define STALE_SERVER_SEQ 0x600df00du
+#define STALE_CLIENT_ACK 0x0badcafeu
+
+TEST(test_proxy_server_challenge_ack_answered_with_a_rst)
+{
+	static const struct proxy_case cases[] = {
+		{ .name = "ipv4_timestamps", .family = 4, .ts = true },
+		{ .name = "ipv6_no_timestamps", .family = 6 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		static const enum dp_prog ingress[] = { DP_TC_INGRESS, DP_TC_COOKIE };
+		const struct proxy_case *c = &cases[i];
+		uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN], want[PKT_MAX_LEN];
+		size_t in_len, out_len, want_len;
+		struct pkt_spec challenge, rst, acked;
+		uint32_t verdict, mark;
+		uint64_t before, errors;
+		struct proxy_conn pc;
+		struct flow_state st;
+
+		test_case_begin("%s", c->name);
+		if (!setup(&sp_translate, SP_PORT) || !dp_flows_clear())
+			return;
+		proxy_conn_init(&pc, c, (uint16_t)(CLIENT_PORT + 520 + i));
+		if (!proxy_open_step(&pc, DP_TC_COOKIE))
+			continue;
+		challenge = pc.server;
+		challenge.flags = TH_ACK;
+		challenge.seq = STALE_SERVER_SEQ;
+		challenge.ack = STALE_CLIENT_ACK;
+		challenge.window = 501;
+		challenge.ip_id = 0x1234;
+		if (c->ts) {
+			pkt_opt_nop(&challenge);
+			pkt_opt_nop(&challenge);
+			pkt_opt_timestamp(&challenge, SERVER_TSVAL, 0x77777777u);
+		}
+		/* Turned around: the client's addresses and MACs, a fresh TTL, the IP ID kept. */
+		rst = pc.client;
+		rst.flags = TH_RST;
+		rst.seq = STALE_CLIENT_ACK;
+		rst.ttl = 64;
+		rst.ip_id = 0x1234;
+		in_len = pkt_build(&challenge, in, sizeof(in));
+		want_len = pkt_build(&rst, want, sizeof(want));
+		before = dp_stat(STAT_PROXY_CHALLENGE_RST);
+		if (!run_tc_marked(DP_TC_EGRESS, in, in_len, 0, out, &out_len, &verdict, &mark))
+			continue;
+		ASSERT_EQ(verdict, TC_ACT_REDIRECT_VERDICT, "challenge ACK -> RST, redirected in");
+		ASSERT_EQ(out_len, want_len, "RST length");
+		ASSERT_MEMEQ(out, want, want_len, "the RST at the challenge ACK's ack, to the server");
+		ASSERT_TRUE(pkt_csums_ok(out, out_len), "RST checksums");
+		ASSERT_EQ(mark, ISN_MARK_PROXY_RST, "marked for tc ingress");
+		ASSERT_EQ(dp_stat(STAT_PROXY_CHALLENGE_RST), before + 1,
+			  "proxy_server_challenge_reset");
+		if (ASSERT_TRUE(dp_flow_get(&pc.fk, &st), "the entry stays"))
+			ASSERT_EQ(st.flags & FLOW_F_PROXY_OPEN, FLOW_F_PROXY_OPEN,
+				  "still opening, for the SYN's resend");
+
+		for (size_t j = 0; j < 2; j++) {
+			test_case_begin("%s_rst_passes_%s", c->name, dp_prog_name(ingress[j]));
+			before = dp_stat(STAT_PROXY_INJECTED);
+			if (!run_tc_marked(ingress[j], want, want_len, ISN_MARK_PROXY_RST, out, &out_len,
+					   &verdict, &mark))
+				continue;
+			ASSERT_EQ(verdict, TC_ACT_UNSPEC_VERDICT, "passes");
+			ASSERT_EQ(out_len, want_len, "length");
+			ASSERT_MEMEQ(out, want, want_len, "untouched");
+			ASSERT_EQ(mark, 0, "its mark cleared");
+			ASSERT_EQ(dp_stat(STAT_PROXY_INJECTED), before + 1, "proxy_own_ack_passed");
+		}
+
+		test_case_begin("%s_unmarked_rst_held", c->name);
+		before = dp_stat(STAT_PROXY_HELD);
+		if (run_tc_marked(DP_TC_INGRESS, want, want_len, 0, out, &out_len, &verdict, &mark))
+			ASSERT_EQ(verdict, TC_ACT_SHOT_VERDICT, "a client's RST while opening: held");
+		ASSERT_EQ(dp_stat(STAT_PROXY_HELD), before + 1, "proxy_dropped_while_opening");
+
+		test_case_begin("%s_ack_of_the_syn_dropped", c->name);
+		acked = challenge;
+		acked.ack = CLIENT_ISN + 1;
+		in_len = pkt_build(&acked, in, sizeof(in));
+		before = dp_stat(STAT_PROXY_CHALLENGE_RST);
+		errors = dp_stat(STAT_DROP_ERROR);
+		if (dp_run(DP_TC_EGRESS, in, in_len, out, &out_len, &verdict))
+			ASSERT_EQ(verdict, TC_ACT_SHOT_VERDICT, "dropped, no RST");
+		ASSERT_EQ(dp_stat(STAT_PROXY_CHALLENGE_RST), before, "proxy_server_challenge_reset");
+		ASSERT_EQ(dp_stat(STAT_DROP_ERROR), errors + 1, "drop_error");
+	}
+	dp_flows_clear();
+}
+
 /* Segments of the client while the server has not answered: dropped, except the cookie ACK again. */
 TEST(test_proxy_client_segments_while_opening)
 {
