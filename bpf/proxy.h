@@ -503,8 +503,10 @@ __noinline int proxy_open(struct __sk_buff *skb, const struct pkt *pkt_arg,
  * segment (ack back by seq_delta, TSecr, window), and passed on to the
  * server. It carries no SACK block to shift: its ack is the cookie's + 1,
  * the client has received nothing but the SYN-ACK, so it has nothing to
- * SACK. A global function of its own, run after proxy_open (their frames
- * do not add up) and verified once: ingress_tcp whole would cost
+ * SACK. Its data or FIN ends the flow's silence (FLOW_F_PROXY_SILENT), or
+ * a connection whose only data so far came this way kept the opening
+ * timeout. A global function of its own, run after proxy_open (their
+ * frames do not add up) and verified once: ingress_tcp whole would cost
  * isnguard_tc_cookie tens of thousands more instructions.
  */
 __noinline int proxy_client_ack(struct __sk_buff *skb, const struct pkt *pkt_arg)
@@ -530,6 +532,8 @@ __noinline int proxy_client_ack(struct __sk_buff *skb, const struct pkt *pkt_arg
 			     bpf_htonl(bpf_ntohl(ack) - st->seq_delta)) ||
 	    proxy_ingress(c, pkt, st))
 		return STAT_DROP_ERROR;
+	/* Its data ends the silence as on every other path (proxy_translate). */
+	proxy_note_data(st, proxy_carries_data(pkt));
 	if (pkt->tcp_flags & TCPF_FIN)
 		flow_note_flags(st, FLOW_F_FIN_REMOTE);
 	return STAT_ACK_TRANSLATED;

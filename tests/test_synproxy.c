@@ -3022,7 +3022,8 @@ static struct proxy_race *proxy_race_skel(void)
  * dropped as drop_error (87-108 per wrk run, a 200 ms stall each). It must
  * go to the server translated as the open flow's segment: ack - (cookie -
  * server ISN), TSecr back to the server's TSval, the window in the
- * server's scale, the data as it was. tests/bpf/proxy_race.bpf.c replays
+ * server's scale, the data as it was, and the data ends the flow's
+ * silence (it kept the opening timeout). tests/bpf/proxy_race.bpf.c replays
  * the interleaving: the dispatcher's look is the entry as it was before
  * the SYN-ACK.
  */
@@ -3047,6 +3048,7 @@ TEST(test_proxy_segment_racing_the_server_synack_translated)
 			    .data_size_out = sizeof(out), .repeat = 1);
 		struct pkt_spec synack, own_ack, req, req_want;
 		struct proxy_conn pc;
+		struct flow_state st;
 		uint64_t errors, translated, injected;
 
 		test_case_begin("%s", c->name);
@@ -3099,6 +3101,9 @@ TEST(test_proxy_segment_racing_the_server_synack_translated)
 			ASSERT_MEMEQ(out, want, want_len,
 				     "request to the server: ack, TSecr, window translated");
 		ASSERT_TRUE(pkt_csums_ok(out, out_len), "checksums of the request");
+		/* As on every path that translates data (test_proxy_first_data_either_way_...). */
+		if (ASSERT_TRUE(dp_flow_get(&pc.fk, &st), "the entry after the request"))
+			ASSERT_EQ(st.flags & FLOW_F_PROXY_SILENT, 0, "the request ended the silence");
 
 		/* isnguard's own ACK to the server, still on its way in, passes once. */
 		injected = dp_stat(STAT_PROXY_INJECTED);
