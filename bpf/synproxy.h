@@ -1341,8 +1341,10 @@ static __always_inline int synproxy_ack_req(const struct ctx *c, const struct pk
 	 * the ACK, or the connection would wait for ever: a second hash for a
 	 * pure ACK (no data, no FIN) that fails the first, as a forged one
 	 * does, where the SYN-ACK offered that zero window: on the translate
-	 * path (a forged pure ACK to a local listener costs one look). The
-	 * same global function again, verified once.
+	 * path (a forged pure ACK to a local listener costs one look). Two
+	 * independent checks: a forged pure ACK there passes with twice the
+	 * probability of one, 2^-29 without timestamps, 2^-53 with (bpf/
+	 * cookie.h). The same global function again, verified once.
 	 */
 	if (ret == STAT_COOKIE_BAD_MAC && req.probe_worth && !req.to_stack) {
 		req.probe = true;

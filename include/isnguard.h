@@ -861,8 +861,10 @@ struct syn_rate {
  * slots a cookie lives in (now's and the one before), each with its own key,
  * and every bit an attacker reads from a SYN-ACK of his own is an option
  * bit, which he may set as he likes anyway: an ACK he chooses for another
- * tuple is accepted with probability 2 x 2^-31 = 2^-30 without timestamps,
- * 2 x 2^-55 = 2^-54 with them (README: The cookie). Every option is in the
+ * tuple passes a check with probability 2 x 2^-31 = 2^-30 without
+ * timestamps, 2 x 2^-55 = 2^-54 with them; a pure ACK on the translate
+ * path, checked twice (as the ACK, then as a zero-window probe), 2^-29 and
+ * 2^-53 (docs/security.md, forged ACKs). Every option is in the
  * MAC input, so none can be changed; the options a cookie can carry without
  * timestamps are one bit's worth on purpose: each value is one more ACK an
  * attacker may guess.
