@@ -215,7 +215,7 @@ static __always_inline int datapath_egress(const struct ctx *c)
 		 * kills a closed conntrack entry that a SYN reuses and pf
 		 * drops a closed state for a new one: isnguard's first look
 		 * at the tuple is this answer. Taken for an answer to the
-		 * proxy's SYN, it was dropped until the entry expired. Only
+		 * proxy's SYN, it would be dropped until the entry expired. Only
 		 * the host's side retires it: a spoofed SYN from the peer's
 		 * side cannot take a closed connection's late segments'
 		 * translation away.

@@ -504,8 +504,8 @@ __noinline int proxy_open(struct __sk_buff *skb, const struct pkt *pkt_arg,
  * server. It carries no SACK block to shift: its ack is the cookie's + 1,
  * the client has received nothing but the SYN-ACK, so it has nothing to
  * SACK. Its data or FIN ends the flow's silence (FLOW_F_PROXY_SILENT), or
- * a connection whose only data so far came this way kept the opening
- * timeout. A global function of its own, run after proxy_open (their
+ * a connection whose only data so far came this way would keep the
+ * opening timeout. A global function of its own, run after proxy_open (their
  * frames do not add up) and verified once: ingress_tcp whole would cost
  * isnguard_tc_cookie tens of thousands more instructions.
  */
@@ -659,7 +659,7 @@ __noinline int proxy_server_synack(struct __sk_buff *skb, const struct pkt *pkt_
  * challenge ACK (RFC 5961 4): its ack is that socket's RCV.NXT, so the RST
  * is in its window exactly and clears it, and the proxy's next SYN (the
  * tick's resend, or the client's retransmitted ACK) opens the connection.
- * Dropped, the stale socket held the tuple until it died. A global
+ * Dropped, the stale socket would hold the tuple until it died. A global
  * function: the header's words beside tc egress's frame.
  */
 __noinline int proxy_server_challenged(struct __sk_buff *skb, const struct pkt *pkt_arg)
