@@ -6,10 +6,15 @@
  * include/isnguard.h; user/ref/cookie_ref.c computes the same on OpenSSL.
  *
  * An ACK an attacker chooses, having read all he can from SYN-ACKs of his
- * own, is accepted with probability 2^-30 without timestamps and 2^-54
- * with them (its TSecr must also hold 23 more MAC bits), a key rotation
- * included: nothing in the cookie says its slot or key, and the check
- * tries the two slots, each with the one key its cookies are made with.
+ * own, passes one check with probability 2^-30 without timestamps and
+ * 2^-54 with them (its TSecr must also hold 23 more MAC bits), a key
+ * rotation included: nothing in the cookie says its slot or key, and the
+ * check tries the two slots, each with the one key its cookies are made
+ * with. On the translate path a pure ACK that fails is checked once more,
+ * as a zero-window probe whose seq is the client's ISN (bpf/synproxy.h,
+ * synproxy_ack_req): a second, independent MAC input, so such an ACK is
+ * accepted with probability 2^-29 without timestamps and 2^-53 with them
+ * (docs/security.md).
  */
 #ifndef ISNGUARD_BPF_COOKIE_H
 #define ISNGUARD_BPF_COOKIE_H

@@ -203,6 +203,26 @@ static __always_inline int datapath_egress(const struct ctx *c)
 	if (tcp_flow_key(c, &pkt, true, &fk))
 		return STAT_PASS_TRUNCATED;
 	st = flow_lookup(&fk, &opening);
+	if (st && (st->flags & FLOW_F_PROXIED) && (pkt.tcp_flags & TCPF_SYN) &&
+	    flow_phase_of(st->flags) == FLOW_PHASE_CLOSED) {
+		/*
+		 * The server's SYN or SYN-ACK on the tuple of a proxied
+		 * connection that is over: a new connection's, whose SYN
+		 * reached the server directly (the proxy off for the port,
+		 * auto mode below its threshold, a signed SYN or one with IP
+		 * options: SYNs XDP passes without a lookup). The old entry
+		 * is retired and the SYN taken as a new flow's, as netfilter
+		 * kills a closed conntrack entry that a SYN reuses and pf
+		 * drops a closed state for a new one: isnguard's first look
+		 * at the tuple is this answer. Taken for an answer to the
+		 * proxy's SYN, it would be dropped until the entry expired. Only
+		 * the host's side retires it: a spoofed SYN from the peer's
+		 * side cannot take a closed connection's late segments'
+		 * translation away.
+		 */
+		flow_forget(&fk);
+		st = NULL;
+	}
 	if (st && (st->flags & FLOW_F_PROXIED)) {
 		/* The server's answer to the translating SYN proxy's SYN (bpf/proxy.h). */
 		if (pkt.tcp_flags & TCPF_SYN)

@@ -115,6 +115,16 @@ static __always_inline int ingress_tcp(const struct ctx *c, const struct pkt *pk
 	}
 	if (closed_check && flow_phase_of(st->flags) == FLOW_PHASE_CLOSED)
 		return INGRESS_CLOSED_FLOW;
+	/*
+	 * A peer's SYN (tc ingress; XDP passes it without a lookup) on the
+	 * tuple of a proxied connection that is over: a new connection's,
+	 * holding nothing of the old one's spaces, on its way to the server
+	 * untouched (its window is never scaled, its TSecr 0). The server's
+	 * answer retires the entry (datapath_egress).
+	 */
+	if ((st->flags & FLOW_F_PROXIED) && (pkt->tcp_flags & (TCPF_SYN | TCPF_ACK)) == TCPF_SYN &&
+	    flow_phase_of(st->flags) == FLOW_PHASE_CLOSED)
+		return STAT_PASS_NOTHING_TO_DO;
 	if (st->flags & FLOW_F_PROXIED) {
 		int proxy = proxy_ingress_check(c, pkt, st);
 

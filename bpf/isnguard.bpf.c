@@ -86,7 +86,8 @@ static __always_inline int xdp_verdict(int stat)
 {
 	if (stat == STAT_COOKIE_SENT)
 		return XDP_TX;
-	return stat == STAT_DROP_ERROR || stat == STAT_SYN_BAD_CHECKSUM ? XDP_DROP : XDP_PASS;
+	return stat == STAT_DROP_ERROR || stat == STAT_SYN_BAD_CHECKSUM || stat == STAT_SYN_MARTIAN
+		       ? XDP_DROP : XDP_PASS;
 }
 
 SEC("xdp")
@@ -122,12 +123,12 @@ int isnguard_xdp_cookie(struct xdp_md *xdp)
 	/*
 	 * Everything but SYNs is tc's to count: only the SYN proxy's own
 	 * verdicts (syn_seen .. synproxy_auto_off in the counter list,
-	 * syn_not_unicast, syn_not_local, syn_bad_checksum, syn_to_other_host) and errors
-	 * count here, not a pass reason tc counts again.
+	 * syn_not_unicast, syn_not_local, syn_bad_checksum, syn_to_other_host,
+	 * syn_martian) and errors count here, not a pass reason tc counts again.
 	 */
 	if ((stat >= STAT_SYN_SEEN && stat <= STAT_AUTO_OFF) || stat == STAT_SYN_NOT_UNICAST ||
 	    stat == STAT_SYN_NOT_LOCAL || stat == STAT_SYN_BAD_CHECKSUM ||
-	    stat == STAT_SYN_OTHER_HOST || stat == STAT_DROP_ERROR)
+	    stat == STAT_SYN_OTHER_HOST || stat == STAT_SYN_MARTIAN || stat == STAT_DROP_ERROR)
 		stat_inc(stat);
 	prof_end(ISN_PROF_XDP_COOKIE, stat, t0);
 	return xdp_verdict(stat);
@@ -139,11 +140,13 @@ static __always_inline int tc_verdict(int stat)
 	case STAT_COOKIE_HANDSHAKE:
 		return TC_ACT_OK;	/* the skb carries its request socket to the stack */
 	case STAT_PROXY_SYNACK:
+	case STAT_PROXY_CHALLENGE_RST:
 	case STAT_PROXY_TIMEOUT:
 	case STAT_COOKIE_SENT:
 		return TC_ACT_REDIRECT;	/* bpf_redirect() was called: back in, or back out */
 	case STAT_PROXY_HELD:
 	case STAT_SYN_BAD_CHECKSUM:
+	case STAT_SYN_MARTIAN:
 	case STAT_PROXY_TABLE_FULL:
 	case STAT_DROP_ERROR:
 	case STAT_COOKIE_BAD_MAC:
@@ -167,6 +170,10 @@ int isnguard_tc_ingress(struct __sk_buff *skb)
 	bool to_stack = false;
 	int stat, cookie;
 
+	if (synproxy_own_rst(skb)) {
+		prof_end(ISN_PROF_TC_INGRESS, STAT_PROXY_INJECTED, t0);
+		return TC_ACT_UNSPEC;
+	}
 	stat = parse_packet(&c, &pkt, true);
 	if (stat == PARSE_OK && syn_at_tc && tcp_is_syn(&pkt)) {
 		stat = synproxy_syn_tc(skb, &pkt);
@@ -236,6 +243,10 @@ static __always_inline int tc_cookie(struct __sk_buff *skb, int *stat_out)
 	int stat;
 
 	*stat_out = ISN_PROF_NO_STAT;
+	if (synproxy_own_rst(skb)) {
+		*stat_out = STAT_PROXY_INJECTED;
+		return TC_ACT_UNSPEC;
+	}
 	if (!synproxy_acks_wanted() || parse_packet(&c, &pkt, false) != PARSE_OK ||
 	    !synproxy_ack_candidate(&c, &pkt))
 		return TC_ACT_UNSPEC;

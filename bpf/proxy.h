@@ -503,8 +503,10 @@ __noinline int proxy_open(struct __sk_buff *skb, const struct pkt *pkt_arg,
  * segment (ack back by seq_delta, TSecr, window), and passed on to the
  * server. It carries no SACK block to shift: its ack is the cookie's + 1,
  * the client has received nothing but the SYN-ACK, so it has nothing to
- * SACK. A global function of its own, run after proxy_open (their frames
- * do not add up) and verified once: ingress_tcp whole would cost
+ * SACK. Its data or FIN ends the flow's silence (FLOW_F_PROXY_SILENT), or
+ * a connection whose only data so far came this way would keep the
+ * opening timeout. A global function of its own, run after proxy_open (their
+ * frames do not add up) and verified once: ingress_tcp whole would cost
  * isnguard_tc_cookie tens of thousands more instructions.
  */
 __noinline int proxy_client_ack(struct __sk_buff *skb, const struct pkt *pkt_arg)
@@ -530,6 +532,8 @@ __noinline int proxy_client_ack(struct __sk_buff *skb, const struct pkt *pkt_arg
 			     bpf_htonl(bpf_ntohl(ack) - st->seq_delta)) ||
 	    proxy_ingress(c, pkt, st))
 		return STAT_DROP_ERROR;
+	/* Its data ends the silence as on every other path (proxy_translate). */
+	proxy_note_data(st, proxy_carries_data(pkt));
 	if (pkt->tcp_flags & TCPF_FIN)
 		flow_note_flags(st, FLOW_F_FIN_REMOTE);
 	return STAT_ACK_TRANSLATED;
@@ -644,16 +648,66 @@ __noinline int proxy_server_synack(struct __sk_buff *skb, const struct pkt *pkt_
 }
 
 /*
+ * tc egress: the server's segment proxy_server_refused found no answer to
+ * the proxy's SYN, an ACK acknowledging something else, gets the RST the
+ * client's stack would send in SYN-SENT (RFC 9293 3.10.7.3: <SEQ=SEG.ACK>
+ * <CTL=RST>), turned around in place and redirected into this device's
+ * ingress as the client's, marked (ISN_MARK_PROXY_RST) so that the tc
+ * ingress programs pass it untouched. Such an ACK is a server socket's on
+ * the tuple left from an earlier connection (the client rebooted, a NAT
+ * lost its state, isnguard's entry expired), answering the SYN with a
+ * challenge ACK (RFC 5961 4): its ack is that socket's RCV.NXT, so the RST
+ * is in its window exactly and clears it, and the proxy's next SYN (the
+ * tick's resend, or the client's retransmitted ACK) opens the connection.
+ * Dropped, the stale socket would hold the tuple until it died. A global
+ * function: the header's words beside tc egress's frame.
+ */
+__noinline int proxy_server_challenged(struct __sk_buff *skb, const struct pkt *pkt_arg)
+{
+	struct ctx cs = { .ctx = skb, .kind = CTX_SKB }, *c = &cs;
+	__u32 words[SYNHDR_MAX_WORDS] = {}, len;
+	struct pkt p, *pkt = &p;
+	struct synhdr h = {};
+	struct tcphdr *th;
+
+	if (!pkt_arg)
+		return STAT_DROP_ERROR;
+	p = *pkt_arg;	/* on this stack, the verifier ties its loads together */
+	th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
+	if (!th)
+		return STAT_PASS_TRUNCATED;
+	h.source = th->dest;
+	h.dest = th->source;
+	h.seq = bpf_ntohl(th->ack_seq);
+	h.flags = TCPF_RST;
+	len = synhdr_words(words, &h);
+	if (proxy_store(c, pkt, words, len, true, false))
+		return STAT_DROP_ERROR;
+	skb->mark = ISN_MARK_PROXY_RST;
+	bpf_redirect(ctx_ifindex(c), BPF_F_INGRESS);
+	return STAT_PROXY_CHALLENGE_RST;
+}
+
+/*
  * tc egress, a proxied flow whose server has not answered: its RST (the
  * port is closed) goes to the client at the seq the client expects, and
- * the entry goes; anything else is not for the client.
+ * the entry goes. An ACK that does not acknowledge the proxy's SYN (its
+ * ISN + 1, host_ack) is answered with a RST (proxy_server_challenged);
+ * anything else is not for the client.
  */
 static __always_inline int proxy_server_refused(const struct ctx *c, const struct pkt *pkt,
 						const struct flow_key *fk, struct flow_state *st)
 {
-	__be32 seq;
+	__be32 seq, ack;
 
-	if (!(pkt->tcp_flags & TCPF_RST) || ctx_load_be32(c, pkt->l4_off + TCP_SEQ_OFF, &seq) ||
+	if (!(pkt->tcp_flags & TCPF_RST)) {
+		if ((pkt->tcp_flags & (TCPF_SYN | TCPF_ACK)) != TCPF_ACK ||
+		    ctx_load_be32(c, pkt->l4_off + TCP_ACK_OFF, &ack) ||
+		    bpf_ntohl(ack) == st->host_ack)
+			return STAT_DROP_ERROR;
+		return proxy_server_challenged(c->ctx, pkt);
+	}
+	if (ctx_load_be32(c, pkt->l4_off + TCP_SEQ_OFF, &seq) ||
 	    ctx_replace_be32(c, pkt->l4_off + TCP_SEQ_OFF, pkt->l4_off + TCP_CSUM_OFF, seq,
 			     bpf_htonl(st->wire_isn + 1)))
 		return STAT_DROP_ERROR;

@@ -206,6 +206,65 @@ static __always_inline int synproxy_dst_check(const struct ctx *c, const struct 
 	return ip6 && ip6->daddr.in6_u.u6_addr8[0] != 0xff ? 0 : STAT_SYN_NOT_UNICAST;
 }
 
+/* Linux gives the loopback device this ifindex in every namespace. */
+#define LOOPBACK_IFINDEX 1
+
+/* An IPv6 address of 15 zero bytes, then last: the unspecified one (0) or loopback (1). */
+static __always_inline bool ipv6_addr_low(const struct in6_addr *a, __u8 last)
+{
+	return !(a->in6_u.u6_addr32[0] | a->in6_u.u6_addr32[1] | a->in6_u.u6_addr32[2]) &&
+	       a->in6_u.u6_addr32[3] == bpf_htonl(last);
+}
+
+/*
+ * Whether the SYN's addresses are ones no host may send from or receive at
+ * from a link: RFC 1122 3.2.1.3, a host MUST silently discard a datagram
+ * from a multicast or broadcast source, from 0/8 (this network) or 127/8
+ * (loopback); RFC 4291 2.5.2-2.5.3 and 2.7 for IPv6's unspecified,
+ * loopback and multicast sources. As Linux tells them, where it discards
+ * them without a lookup (ip_route_input_slow, ip6_rcv_core,
+ * tcp_v6_conn_request): the sources above, an IPv4-mapped IPv6 source, a
+ * 0/8 or loopback destination, an unspecified IPv6 one; loopback only off
+ * the loopback device. What takes a route lookup (a source that is one of
+ * the host's own addresses or a subnet's broadcast, reverse-path
+ * filtering) is not checked here. A limited broadcast or multicast
+ * destination is synproxy_dst_check's, before: the stack discards those.
+ * Never answered, or one spoofed SYN would draw a SYN-ACK to a multicast
+ * group, the link's broadcast or the host itself.
+ */
+static __always_inline bool synproxy_martian(const struct ctx *c, const struct pkt *pkt)
+{
+	bool lo = ctx_ifindex(c) == LOOPBACK_IFINDEX;
+
+	if (pkt->family == FLOW_FAMILY_IPV4) {
+		struct iphdr *ip = ctx_ptr(c, pkt->l3_off, IPV4_HLEN_MIN);
+		__u32 src, dst;
+
+		if (!ip)
+			return false;
+		src = bpf_ntohl(ip->saddr) >> 24;
+		dst = bpf_ntohl(ip->daddr) >> 24;
+		/* from 224/4 (multicast) or 255.255.255.255, to or from 0/8 */
+		if ((src & 0xf0) == 0xe0 || ip->saddr == 0xffffffff || src == 0 || dst == 0)
+			return true;
+		return !lo && (src == 127 || dst == 127);
+	}
+	struct ipv6hdr *ip6 = ctx_ptr(c, pkt->l3_off, IPV6_HLEN);
+	const struct in6_addr *src, *dst;
+
+	if (!ip6)
+		return false;
+	src = &ip6->saddr;
+	dst = &ip6->daddr;
+	if (src->in6_u.u6_addr8[0] == 0xff || ipv6_addr_low(src, 0) || ipv6_addr_low(dst, 0))
+		return true;
+	/* ::ffff:0:0/96 */
+	if (!(src->in6_u.u6_addr32[0] | src->in6_u.u6_addr32[1]) &&
+	    src->in6_u.u6_addr32[2] == bpf_htonl(0xffff))
+		return true;
+	return !lo && (ipv6_addr_low(src, 1) || ipv6_addr_low(dst, 1));
+}
+
 /* The segment's tuple for a socket lookup, as the host receives it. */
 static __always_inline int synproxy_sock_tuple(const struct ctx *c, const struct pkt *pkt,
 					       struct bpf_sock_tuple *t, __u32 *size)
@@ -462,6 +521,8 @@ static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *p
 	state = synproxy_dst_check(c, pkt);
 	if (state)
 		return state;	/* nor counted toward auto mode's rate */
+	if (synproxy_martian(c, pkt))
+		return STAT_SYN_MARTIAN;	/* dropped, not counted toward the rate either */
 	if (sp->mode == SYNPROXY_AUTO && !synproxy_auto_active(sp, th->dest))
 		return STAT_SYN_PASSED_AUTO;
 	/*
@@ -849,6 +910,20 @@ static __always_inline bool synproxy_own_synack(struct __sk_buff *skb)
 	if (!syn_at_tc || skb->mark != ISN_MARK_SYNACK || skb->ingress_ifindex != skb->ifindex)
 		return false;
 	skb->mark = 0;
+	return true;
+}
+
+/*
+ * tc ingress: whether the segment is isnguard's RST to a server's challenge
+ * ACK (bpf/proxy.h, proxy_server_challenged), redirected in from tc
+ * egress. Its mark goes; it passes untouched (proxy_own_ack_passed).
+ */
+static __always_inline bool synproxy_own_rst(struct __sk_buff *skb)
+{
+	if (skb->mark != ISN_MARK_PROXY_RST)
+		return false;
+	skb->mark = 0;
+	stat_inc(STAT_PROXY_INJECTED);
 	return true;
 }
 
@@ -1266,8 +1341,10 @@ static __always_inline int synproxy_ack_req(const struct ctx *c, const struct pk
 	 * the ACK, or the connection would wait for ever: a second hash for a
 	 * pure ACK (no data, no FIN) that fails the first, as a forged one
 	 * does, where the SYN-ACK offered that zero window: on the translate
-	 * path (a forged pure ACK to a local listener costs one look). The
-	 * same global function again, verified once.
+	 * path (a forged pure ACK to a local listener costs one look). Two
+	 * independent checks: a forged pure ACK there passes with twice the
+	 * probability of one, 2^-29 without timestamps, 2^-53 with (bpf/
+	 * cookie.h). The same global function again, verified once.
 	 */
 	if (ret == STAT_COOKIE_BAD_MAC && req.probe_worth && !req.to_stack) {
 		req.probe = true;

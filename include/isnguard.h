@@ -526,7 +526,21 @@ struct fastpath_scratch {
 	 * it (the stack may not have the socket yet): judged as a cookie ACK	\
 	 * again, not passed to the listener for its RST (flow_before_socket)	\
 	 */								\
-	X(STAT_COOKIE_ACK_BEFORE_SOCKET, "cookie_ack_before_socket")
+	X(STAT_COOKIE_ACK_BEFORE_SOCKET, "cookie_ack_before_socket")	\
+	/*								\
+	 * SYN cookies: a SYN from a source no host may use (multicast,	\
+	 * broadcast, 0/8, loopback off lo; RFC 1122 3.2.1.3), or to a	\
+	 * destination no packet from the wire may have (0/8, loopback off	\
+	 * lo): dropped unanswered, as the stack discards it			\
+	 */								\
+	X(STAT_SYN_MARTIAN,		"syn_martian")			\
+	/*								\
+	 * the translating SYN proxy: the server's ACK to the proxy's SYN	\
+	 * that does not acknowledge it (a stale socket's challenge ACK),	\
+	 * answered with a RST at its ack, as the client's SYN-SENT stack	\
+	 * would (RFC 9293 3.10.7.3)						\
+	 */								\
+	X(STAT_PROXY_CHALLENGE_RST,	"proxy_server_challenge_reset")
 
 #define ISNGUARD_STAT_ENUM(name, text) name,
 enum isn_stat {
@@ -542,6 +556,14 @@ enum isn_stat {
  * synproxy_own_synack). Only ever set between those two programs.
  */
 #define ISN_MARK_SYNACK 0x15a6c00cU
+
+/*
+ * The skb mark of isnguard's RST to a server's challenge ACK (bpf/proxy.h,
+ * proxy_server_challenged), redirected from tc egress into the same
+ * device's ingress, where the tc programs clear it and let the segment
+ * pass untouched (synproxy_own_rst): it is in the server's space already.
+ */
+#define ISN_MARK_PROXY_RST 0x15a6c00dU
 
 /*
  * Where the datapath is attached (map isn_links, written only by the
@@ -855,8 +877,10 @@ struct syn_rate {
  * slots a cookie lives in (now's and the one before), each with its own key,
  * and every bit an attacker reads from a SYN-ACK of his own is an option
  * bit, which he may set as he likes anyway: an ACK he chooses for another
- * tuple is accepted with probability 2 x 2^-31 = 2^-30 without timestamps,
- * 2 x 2^-55 = 2^-54 with them (README: The cookie). Every option is in the
+ * tuple passes a check with probability 2 x 2^-31 = 2^-30 without
+ * timestamps, 2 x 2^-55 = 2^-54 with them; a pure ACK on the translate
+ * path, checked twice (as the ACK, then as a zero-window probe), 2^-29 and
+ * 2^-53 (docs/security.md, forged ACKs). Every option is in the
  * MAC input, so none can be changed; the options a cookie can carry without
  * timestamps are one bit's worth on purpose: each value is one more ACK an
  * attacker may guess.

@@ -17,6 +17,7 @@
 #include <net/route.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
+#include <linux/if_tun.h>
 #include <linux/rtnetlink.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -797,7 +798,7 @@ static bool syn_decision(enum isn_stat stat)
 {
 	return (stat >= STAT_SYN_SEEN && stat <= STAT_SYN_UNANSWERABLE) ||
 	       stat == STAT_SYN_NOT_UNICAST || stat == STAT_SYN_NOT_LOCAL ||
-	       stat == STAT_SYN_OTHER_HOST;
+	       stat == STAT_SYN_OTHER_HOST || stat == STAT_SYN_MARTIAN;
 }
 
 static void check_pass_syn_row(const struct pass_syn_row *r, enum dp_prog prog)
@@ -2762,6 +2763,135 @@ TEST(test_proxy_server_refusal_resets_the_client)
 	ASSERT_TRUE(!dp_flow_get(&pc.fk, &st), "the entry is gone");
 }
 
+/* Runs frame through a tc program with the skb's mark set; *mark_out is the mark after. */
+static bool run_tc_marked(enum dp_prog prog, const uint8_t *frame, size_t len, uint32_t mark,
+			  uint8_t *out, size_t *out_len, uint32_t *verdict, uint32_t *mark_out)
+{
+	struct __sk_buff ctx = { .mark = mark }, ctx_out = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = (uint32_t)len,
+		    .data_out = out, .data_size_out = PKT_MAX_LEN, .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx), .ctx_out = &ctx_out,
+		    .ctx_size_out = sizeof(ctx_out), .repeat = 1);
+	int fd = dp_prog_fd(prog);
+
+	if (fd < 0)
+		return false;
+	if (bpf_prog_test_run_opts(fd, &opts)) {
+		FAIL("%s: BPF_PROG_TEST_RUN: %s", dp_prog_name(prog), strerror(errno));
+		return false;
+	}
+	*out_len = opts.data_size_out;
+	*verdict = opts.retval;
+	*mark_out = ctx_out.mark;
+	return true;
+}
+
+/*
+ * A server socket left on the tuple from an earlier connection answers the
+ * proxy's SYN with a challenge ACK (RFC 5961 4): an ACK of its own
+ * RCV.NXT, not of the SYN. The client's SYN-SENT stack would answer it with
+ * a RST at that ack (RFC 9293 3.10.7.3), which clears the stale socket: at
+ * tc egress it comes out so, turned back to the server and redirected into
+ * the device (marked ISN_MARK_PROXY_RST), and the entry stays opening for
+ * the SYN's resend. Both tc ingress programs pass that RST untouched, its
+ * mark cleared; without the mark it is a client segment held while the
+ * server has not answered. An ACK that does acknowledge the SYN (and no
+ * SYN) is dropped, as SYN-SENT drops it. Before, the challenge ACK was
+ * dropped (drop_error) and the stale socket held the tuple.
+ */
+#define STALE_SERVER_SEQ 0x600df00du
+#define STALE_CLIENT_ACK 0x0badcafeu
+
+TEST(test_proxy_server_challenge_ack_answered_with_a_rst)
+{
+	static const struct proxy_case cases[] = {
+		{ .name = "ipv4_timestamps", .family = 4, .ts = true },
+		{ .name = "ipv6_no_timestamps", .family = 6 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		static const enum dp_prog ingress[] = { DP_TC_INGRESS, DP_TC_COOKIE };
+		const struct proxy_case *c = &cases[i];
+		uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN], want[PKT_MAX_LEN];
+		size_t in_len, out_len, want_len;
+		struct pkt_spec challenge, rst, acked;
+		uint32_t verdict, mark;
+		uint64_t before, errors;
+		struct proxy_conn pc;
+		struct flow_state st;
+
+		test_case_begin("%s", c->name);
+		if (!setup(&sp_translate, SP_PORT) || !dp_flows_clear())
+			return;
+		proxy_conn_init(&pc, c, (uint16_t)(CLIENT_PORT + 520 + i));
+		if (!proxy_open_step(&pc, DP_TC_COOKIE))
+			continue;
+		challenge = pc.server;
+		challenge.flags = TH_ACK;
+		challenge.seq = STALE_SERVER_SEQ;
+		challenge.ack = STALE_CLIENT_ACK;
+		challenge.window = 501;
+		challenge.ip_id = 0x1234;
+		if (c->ts) {
+			pkt_opt_nop(&challenge);
+			pkt_opt_nop(&challenge);
+			pkt_opt_timestamp(&challenge, SERVER_TSVAL, 0x77777777u);
+		}
+		/* Turned around: the client's addresses and MACs, a fresh TTL, the IP ID kept. */
+		rst = pc.client;
+		rst.flags = TH_RST;
+		rst.seq = STALE_CLIENT_ACK;
+		rst.ttl = 64;
+		rst.ip_id = 0x1234;
+		in_len = pkt_build(&challenge, in, sizeof(in));
+		want_len = pkt_build(&rst, want, sizeof(want));
+		before = dp_stat(STAT_PROXY_CHALLENGE_RST);
+		if (!run_tc_marked(DP_TC_EGRESS, in, in_len, 0, out, &out_len, &verdict, &mark))
+			continue;
+		ASSERT_EQ(verdict, TC_ACT_REDIRECT_VERDICT, "challenge ACK -> RST, redirected in");
+		ASSERT_EQ(out_len, want_len, "RST length");
+		ASSERT_MEMEQ(out, want, want_len, "the RST at the challenge ACK's ack, to the server");
+		ASSERT_TRUE(pkt_csums_ok(out, out_len), "RST checksums");
+		ASSERT_EQ(mark, ISN_MARK_PROXY_RST, "marked for tc ingress");
+		ASSERT_EQ(dp_stat(STAT_PROXY_CHALLENGE_RST), before + 1,
+			  "proxy_server_challenge_reset");
+		if (ASSERT_TRUE(dp_flow_get(&pc.fk, &st), "the entry stays"))
+			ASSERT_EQ(st.flags & FLOW_F_PROXY_OPEN, FLOW_F_PROXY_OPEN,
+				  "still opening, for the SYN's resend");
+
+		for (size_t j = 0; j < 2; j++) {
+			test_case_begin("%s_rst_passes_%s", c->name, dp_prog_name(ingress[j]));
+			before = dp_stat(STAT_PROXY_INJECTED);
+			if (!run_tc_marked(ingress[j], want, want_len, ISN_MARK_PROXY_RST, out, &out_len,
+					   &verdict, &mark))
+				continue;
+			ASSERT_EQ(verdict, TC_ACT_UNSPEC_VERDICT, "passes");
+			ASSERT_EQ(out_len, want_len, "length");
+			ASSERT_MEMEQ(out, want, want_len, "untouched");
+			ASSERT_EQ(mark, 0, "its mark cleared");
+			ASSERT_EQ(dp_stat(STAT_PROXY_INJECTED), before + 1, "proxy_own_ack_passed");
+		}
+
+		test_case_begin("%s_unmarked_rst_held", c->name);
+		before = dp_stat(STAT_PROXY_HELD);
+		if (run_tc_marked(DP_TC_INGRESS, want, want_len, 0, out, &out_len, &verdict, &mark))
+			ASSERT_EQ(verdict, TC_ACT_SHOT_VERDICT, "a client's RST while opening: held");
+		ASSERT_EQ(dp_stat(STAT_PROXY_HELD), before + 1, "proxy_dropped_while_opening");
+
+		test_case_begin("%s_ack_of_the_syn_dropped", c->name);
+		acked = challenge;
+		acked.ack = CLIENT_ISN + 1;
+		in_len = pkt_build(&acked, in, sizeof(in));
+		before = dp_stat(STAT_PROXY_CHALLENGE_RST);
+		errors = dp_stat(STAT_DROP_ERROR);
+		if (dp_run(DP_TC_EGRESS, in, in_len, out, &out_len, &verdict))
+			ASSERT_EQ(verdict, TC_ACT_SHOT_VERDICT, "dropped, no RST");
+		ASSERT_EQ(dp_stat(STAT_PROXY_CHALLENGE_RST), before, "proxy_server_challenge_reset");
+		ASSERT_EQ(dp_stat(STAT_DROP_ERROR), errors + 1, "drop_error");
+	}
+	dp_flows_clear();
+}
+
 /* Segments of the client while the server has not answered: dropped, except the cookie ACK again. */
 TEST(test_proxy_client_segments_while_opening)
 {
@@ -2892,7 +3022,8 @@ static struct proxy_race *proxy_race_skel(void)
  * dropped as drop_error (87-108 per wrk run, a 200 ms stall each). It must
  * go to the server translated as the open flow's segment: ack - (cookie -
  * server ISN), TSecr back to the server's TSval, the window in the
- * server's scale, the data as it was. tests/bpf/proxy_race.bpf.c replays
+ * server's scale, the data as it was, and the data ends the flow's
+ * silence (it kept the opening timeout). tests/bpf/proxy_race.bpf.c replays
  * the interleaving: the dispatcher's look is the entry as it was before
  * the SYN-ACK.
  */
@@ -2917,6 +3048,7 @@ TEST(test_proxy_segment_racing_the_server_synack_translated)
 			    .data_size_out = sizeof(out), .repeat = 1);
 		struct pkt_spec synack, own_ack, req, req_want;
 		struct proxy_conn pc;
+		struct flow_state st;
 		uint64_t errors, translated, injected;
 
 		test_case_begin("%s", c->name);
@@ -2969,6 +3101,9 @@ TEST(test_proxy_segment_racing_the_server_synack_translated)
 			ASSERT_MEMEQ(out, want, want_len,
 				     "request to the server: ack, TSecr, window translated");
 		ASSERT_TRUE(pkt_csums_ok(out, out_len), "checksums of the request");
+		/* As on every path that translates data (test_proxy_first_data_either_way_...). */
+		if (ASSERT_TRUE(dp_flow_get(&pc.fk, &st), "the entry after the request"))
+			ASSERT_EQ(st.flags & FLOW_F_PROXY_SILENT, 0, "the request ended the silence");
 
 		/* isnguard's own ACK to the server, still on its way in, passes once. */
 		injected = dp_stat(STAT_PROXY_INJECTED);
@@ -3303,6 +3438,121 @@ TEST(test_proxy_syn_on_a_tuple_with_an_entry)
 	dp_flows_clear();
 }
 
+/*
+ * A proxied connection is over (FINs both ways) and the client opens a new
+ * one on its tuple, whose SYN reaches the server directly (here the SYN
+ * proxy is off for the port; auto mode below its threshold, a signed SYN or
+ * IP options do the same). The SYN passes tc ingress untouched; the server's
+ * SYN-ACK retires the closed entry and is rewritten as a new flow's (its
+ * keyed ISN, a new entry in the handshake table); the client's ACK is
+ * translated by the new flow's delta. Before, the SYN-ACK was taken for an
+ * answer to the proxy's SYN and dropped (drop_error) until the entry
+ * expired, and tc ingress shifted the SYN's TSecr by the old connection's
+ * delta.
+ */
+#define REUSE_CLIENT_ISN 0x51a0b0c0u
+#define REUSE_SERVER_ISN 0x2ee0f00du
+
+TEST(test_proxy_closed_flows_tuple_reused_by_a_syn_the_server_answers)
+{
+	static const struct proxy_case cases[] = {
+		{ .name = "ipv4_timestamps", .family = 4, .ts = true, .server_scales = true },
+		{ .name = "ipv6_no_timestamps", .family = 6 },
+	};
+	static const enum dp_prog ingress[] = { DP_TC_INGRESS, DP_XDP_INGRESS };
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (size_t j = 0; j < 2; j++) {
+			const struct proxy_case *c = &cases[i];
+			enum dp_prog tc = ingress[j] == DP_TC_INGRESS ? DP_TC_INGRESS : DP_TC_COOKIE;
+			struct synproxy_config off = sp_translate;
+			struct pkt_spec syn, synack, synack_want, ack, ack_want;
+			uint64_t rewritten, errors;
+			struct proxy_conn pc;
+			struct flow_state st;
+			bool opening;
+
+			test_case_begin("%s_%s", c->name, dp_prog_name(ingress[j]));
+			if (!setup(&sp_translate, SP_PORT) || !dp_flows_clear())
+				return;
+			proxy_conn_init(&pc, c, (uint16_t)(CLIENT_PORT + 480 + i * 2 + j));
+			if (!proxy_open_step(&pc, tc) || !proxy_synack_step(&pc, tc) ||
+			    !ASSERT_TRUE(dp_flow_get(&pc.fk, &st), "the proxied entry"))
+				continue;
+			st.flags |= FLOW_F_FIN_LOCAL | FLOW_F_FIN_REMOTE;
+			if (!ASSERT_TRUE(dp_flow_put(&pc.fk, &st), "the connection closed"))
+				continue;
+			off.mode = SYNPROXY_OFF;
+			if (!dp_set_synproxy(&off, SP_PORT))
+				continue;
+
+			syn = pc.client;
+			syn.flags = TH_SYN;
+			syn.seq = REUSE_CLIENT_ISN;
+			syn.window = 64240;
+			pkt_opt_mss(&syn, 1460);
+			if (c->ts) {
+				pkt_opt_sack_perm(&syn);
+				pkt_opt_timestamp(&syn, CLIENT_TSVAL + 1000, 0);
+			}
+			pkt_opt_nop(&syn);
+			pkt_opt_wscale(&syn, 7);
+			proxy_expect(ingress[j], &syn, &syn, dp_pass_verdict(ingress[j]),
+				     "the new SYN passes to the server untouched");
+
+			synack = pc.server;
+			synack.flags = TH_SYN | TH_ACK;
+			synack.seq = REUSE_SERVER_ISN;
+			synack.ack = REUSE_CLIENT_ISN + 1;
+			synack.window = 65160;
+			pkt_opt_mss(&synack, 1460);
+			if (c->ts) {
+				pkt_opt_sack_perm(&synack);
+				pkt_opt_timestamp(&synack, SERVER_TSVAL + 1000, CLIENT_TSVAL + 1000);
+			}
+			pkt_opt_nop(&synack);
+			pkt_opt_wscale(&synack, 7);
+			rewritten = dp_stat(STAT_SYNACK_REWRITTEN);
+			errors = dp_stat(STAT_DROP_ERROR);
+			{
+				uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN], want[PKT_MAX_LEN];
+				size_t in_len = pkt_build(&synack, in, sizeof(in)), out_len, want_len;
+				uint32_t verdict;
+
+				if (!dp_run(DP_TC_EGRESS, in, in_len, out, &out_len, &verdict))
+					continue;
+				ASSERT_EQ(verdict, TC_ACT_UNSPEC_VERDICT, "the server's SYN-ACK passes");
+				ASSERT_EQ(dp_stat(STAT_SYNACK_REWRITTEN), rewritten + 1,
+					  "synack_rewritten");
+				ASSERT_EQ(dp_stat(STAT_DROP_ERROR), errors, "drop_error");
+				if (!ASSERT_TRUE(dp_flow_get_in(&pc.fk, &st, &opening),
+						 "the new connection's entry"))
+					continue;
+				ASSERT_TRUE(opening, "in the handshake table");
+				ASSERT_EQ(st.flags & (FLOW_F_PROXIED | FLOW_F_PASSIVE_OPEN),
+					  FLOW_F_PASSIVE_OPEN, "flags: the host's passive open, not proxied");
+				ASSERT_EQ(st.host_isn, REUSE_SERVER_ISN, "host_isn: the server's new ISN");
+				synack_want = synack;
+				synack_want.seq = st.wire_isn;
+				want_len = pkt_build(&synack_want, want, sizeof(want));
+				ASSERT_EQ(out_len, want_len, "SYN-ACK length");
+				ASSERT_MEMEQ(out, want, want_len, "SYN-ACK with the keyed ISN, else untouched");
+				ASSERT_TRUE(pkt_csums_ok(out, out_len), "SYN-ACK checksums");
+			}
+
+			ack = ack_want = pc.client;
+			ack.flags = ack_want.flags = TH_ACK;
+			ack.seq = ack_want.seq = REUSE_CLIENT_ISN + 1;
+			ack.ack = st.wire_isn + 1;
+			ack_want.ack = REUSE_SERVER_ISN + 1;
+			ack.window = ack_want.window = 502;
+			proxy_expect(ingress[j], &ack, &ack_want, dp_pass_verdict(ingress[j]),
+				     "the client's ACK, translated by the new delta");
+		}
+	}
+	dp_flows_clear();
+}
+
 /* ---- which destinations get a SYN-ACK (bpf/route.h) ---- */
 
 /*
@@ -3592,6 +3842,200 @@ TEST(test_synproxy_answers_only_the_hosts_own_or_forwarded_destinations)
 	ASSERT_TRUE(res.ack_bytes_ok, "the SYN to the server");
 	ASSERT_EQ(res.proxy_syn_moved, 1, "proxy_syn_to_server");
 	ASSERT_EQ(res.handshake_moved, 0, "cookie_handshake_to_stack");
+}
+
+/* ---- martian addresses (RFC 1122 3.2.1.3): dropped, never answered ---- */
+
+#define MARTIAN_CLIENT_PORT 40700
+#define MARTIAN_TAP "isngmartian0"
+
+struct martian_row {
+	const char *name;
+	const char *saddr;
+	const char *daddr;
+	/*
+	 * In on lo, where loopback addresses are the host's own: not
+	 * martians. The other rows come in on a tap device.
+	 */
+	bool on_lo;
+	bool answered;		/* the control: the cookie SYN-ACK, not a drop */
+};
+
+static const struct martian_row martian_rows[] = {
+	{ .name = "ipv4_limited_broadcast_source", .saddr = "255.255.255.255", .daddr = HOST4 },
+	{ .name = "ipv4_multicast_source", .saddr = "224.0.0.1", .daddr = HOST4 },
+	{ .name = "ipv4_multicast_source_239", .saddr = "239.255.0.1", .daddr = HOST4 },
+	{ .name = "ipv4_zero_source", .saddr = "0.0.0.0", .daddr = HOST4 },
+	{ .name = "ipv4_this_network_source", .saddr = "0.1.2.3", .daddr = HOST4 },
+	{ .name = "ipv4_loopback_source", .saddr = "127.0.0.1", .daddr = HOST4 },
+	{ .name = "ipv4_loopback_source_127_8", .saddr = "127.9.9.9", .daddr = HOST4 },
+	{ .name = "ipv4_loopback_destination", .saddr = CLIENT4, .daddr = "127.0.0.1" },
+	{ .name = "ipv4_this_network_destination", .saddr = CLIENT4, .daddr = "0.0.0.7" },
+	{ .name = "ipv6_link_local_multicast_source", .saddr = "ff02::1", .daddr = HOST6 },
+	{ .name = "ipv6_global_multicast_source", .saddr = "ff0e::1:2", .daddr = HOST6 },
+	{ .name = "ipv6_unspecified_source", .saddr = "::", .daddr = HOST6 },
+	{ .name = "ipv6_loopback_source", .saddr = "::1", .daddr = HOST6 },
+	{ .name = "ipv6_v4_mapped_source", .saddr = "::ffff:10.0.9.2", .daddr = HOST6 },
+	{ .name = "ipv6_loopback_destination", .saddr = CLIENT6, .daddr = "::1" },
+	{ .name = "ipv6_unspecified_destination", .saddr = CLIENT6, .daddr = "::" },
+	{ .name = "ipv4_loopback_on_lo_answered", .saddr = "127.0.0.1", .daddr = "127.0.0.1",
+	  .on_lo = true, .answered = true },
+	{ .name = "ipv6_loopback_on_lo_answered", .saddr = "::1", .daddr = "::1", .on_lo = true,
+	  .answered = true },
+};
+
+#define MARTIAN_ROWS (sizeof(martian_rows) / sizeof(martian_rows[0]))
+static const enum dp_prog martian_progs[] = { DP_XDP_INGRESS, DP_XDP_COOKIE, DP_TC_SYN };
+#define MARTIAN_PROGS (sizeof(martian_progs) / sizeof(martian_progs[0]))
+
+struct martian_result {
+	char error[96];
+	bool no_netns;
+	bool no_tap;		/* no /dev/net/tun */
+	struct {
+		uint32_t verdict;
+		bool untouched;
+		uint64_t martian_moved, sent_moved, seen_moved;
+	} run[MARTIAN_ROWS][MARTIAN_PROGS];
+};
+
+/* A tap device in this namespace, for frames to come in on a device other than lo; -1 if none. */
+static int martian_tap(uint32_t *ifindex)
+{
+	struct ifreq ifr = { .ifr_flags = IFF_TAP | IFF_NO_PI };
+	int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", MARTIAN_TAP);
+	if (ioctl(fd, TUNSETIFF, &ifr) || !(*ifindex = if_nametoindex(MARTIAN_TAP))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Runs a frame through prog as if it came in on ifindex (BPF_PROG_TEST_RUN's context). */
+static bool martian_run(enum dp_prog prog, uint32_t ifindex, const uint8_t *in, size_t in_len,
+			uint8_t *out, size_t *out_len, uint32_t *verdict)
+{
+	struct xdp_md xdp = { .data_end = (uint32_t)in_len, .ingress_ifindex = ifindex };
+	struct __sk_buff skb = { .ifindex = ifindex };
+	bool tc = prog == DP_TC_SYN;
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = in, .data_size_in = (uint32_t)in_len,
+		    .data_out = out, .data_size_out = PKT_MAX_LEN, .repeat = 1,
+		    .ctx_in = tc ? (void *)&skb : (void *)&xdp,
+		    .ctx_size_in = tc ? sizeof(skb) : sizeof(xdp));
+	int fd = dp_prog_fd(prog);
+
+	if (fd < 0 || bpf_prog_test_run_opts(fd, &opts))
+		return false;
+	*out_len = opts.data_size_out;
+	*verdict = opts.retval;
+	return true;
+}
+
+static void martian_steps(void *result)
+{
+	static const struct syn_row plain4 = { .family = 4, .mss = 1460, .wscale = 7,
+					       .sack = true, .ts = true };
+	static const struct syn_row plain6 = { .family = 6, .mss = 1440, .wscale = 7,
+					       .sack = true, .ts = true };
+	struct martian_result *res = result;
+	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN];
+	struct ifreq ifr = { 0 };
+	uint32_t tap_ifindex = 0;
+	int fd, listener, listener6;
+
+#define STEP(ok, what) do { if (!(ok)) { snprintf(res->error, sizeof(res->error), "%s: %s", \
+					what, strerror(errno)); return; } } while (0)
+	res->no_netns = unshare(CLONE_NEWNET) != 0;
+	STEP(!res->no_netns, "unshare the network namespace");
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	STEP(fd >= 0 && !ioctl(fd, SIOCGIFFLAGS, &ifr), "read lo's flags");
+	ifr.ifr_flags |= IFF_UP;
+	STEP(!ioctl(fd, SIOCSIFFLAGS, &ifr), "bring lo up");
+	STEP(listen_on(4, SP_PORT, 16, &listener) && listen_on(6, SP_PORT, 16, &listener6),
+	     "wildcard listeners");
+	res->no_tap = martian_tap(&tap_ifindex) < 0;
+	STEP(!res->no_tap, "a tap device (/dev/net/tun) to come in on, other than lo");
+	for (size_t i = 0; i < MARTIAN_ROWS; i++) {
+		const struct martian_row *r = &martian_rows[i];
+		bool v6 = strchr(r->saddr, ':') != NULL;
+		struct pkt_spec s;
+		size_t in_len;
+
+		syn_spec(v6 ? &plain6 : &plain4, SP_PORT, &s);
+		s.sport = (uint16_t)(MARTIAN_CLIENT_PORT + i);
+		STEP(pkt_set_addrs(&s, r->saddr, r->daddr), r->name);
+		in_len = pkt_build(&s, in, sizeof(in));
+		for (size_t j = 0; j < MARTIAN_PROGS; j++) {
+			uint64_t martian = dp_stat(STAT_SYN_MARTIAN), sent = dp_stat(STAT_COOKIE_SENT);
+			uint64_t seen = dp_stat(STAT_SYN_SEEN);
+			size_t out_len = 0;
+
+			STEP(dp_set_synproxy(&sp_local, SP_PORT) && dp_flows_clear(),
+			     "SYN proxy config");
+			STEP(martian_run(martian_progs[j], r->on_lo ? 1 : tap_ifindex, in, in_len, out,
+					 &out_len, &res->run[i][j].verdict), "test run");
+			res->run[i][j].untouched = out_len == in_len && !memcmp(out, in, in_len);
+			res->run[i][j].martian_moved = dp_stat(STAT_SYN_MARTIAN) - martian;
+			res->run[i][j].sent_moved = dp_stat(STAT_COOKIE_SENT) - sent;
+			res->run[i][j].seen_moved = dp_stat(STAT_SYN_SEEN) - seen;
+		}
+	}
+	dp_flows_clear();
+#undef STEP
+}
+
+/*
+ * A SYN from a source no host may send from (broadcast, multicast, 0/8,
+ * loopback off lo, IPv6's unspecified and IPv4-mapped), or to a 0/8 or
+ * loopback destination, is dropped unanswered and counted (syn_martian),
+ * in XDP, beside tc ingress and with `--syn-hook tc`: RFC 1122 3.2.1.3's
+ * silent discard, as the stack would. A cookie SYN-ACK to a multicast or
+ * broadcast source, or from 127.0.0.1, went out before. Loopback
+ * addresses on lo itself are the host's own and answered.
+ */
+TEST(test_synproxy_martian_syns_dropped_and_counted)
+{
+	struct martian_result res = { 0 };
+
+	if (!setup(&sp_local, SP_PORT))
+		return;
+	if (!run_in_netns_child(martian_steps, &res, sizeof(res)))
+		return;
+	if (res.no_netns || res.no_tap) {
+		test_skip("%s", res.error);
+		return;
+	}
+	if (res.error[0]) {
+		FAIL("%s", res.error);
+		return;
+	}
+	for (size_t i = 0; i < MARTIAN_ROWS; i++) {
+		const struct martian_row *r = &martian_rows[i];
+
+		for (size_t j = 0; j < MARTIAN_PROGS; j++) {
+			bool tc = martian_progs[j] == DP_TC_SYN;
+
+			test_case_begin("%s_%s", r->name, dp_prog_name(martian_progs[j]));
+			if (r->answered) {
+				ASSERT_EQ(res.run[i][j].verdict,
+					  tc ? TC_ACT_REDIRECT_VERDICT : XDP_TX_VERDICT, "answered");
+				ASSERT_EQ(res.run[i][j].sent_moved, 1, "cookie_sent");
+				ASSERT_EQ(res.run[i][j].martian_moved, 0, "syn_martian");
+				continue;
+			}
+			ASSERT_EQ(res.run[i][j].verdict, tc ? TC_ACT_SHOT_VERDICT : XDP_DROP_VERDICT,
+				  "dropped");
+			ASSERT_TRUE(res.run[i][j].untouched, "the SYN untouched");
+			ASSERT_EQ(res.run[i][j].martian_moved, 1, "syn_martian");
+			ASSERT_EQ(res.run[i][j].sent_moved, 0, "cookie_sent");
+			ASSERT_EQ(res.run[i][j].seen_moved, 1, "syn_seen");
+		}
+	}
 }
 
 /* ---- proxied connections that go silent after their handshake (issue 17) ---- */

@@ -355,6 +355,146 @@ test_gateway_synproxy_server_refuses_client_is_reset_ipv4() { gw_sp check_synpro
 # needs the translate path
 test_gateway_synproxy_server_refuses_client_is_reset_ipv6() { gw_sp check_synproxy_server_refuses 6; }
 
+# ---- a closed proxied connection's tuple, taken by a new connection ----
+
+# B's client from port $CPORT, as LABEL: connect, send a line, read its
+# echo, then close with a RST (SO_LINGER 0), so neither end keeps the
+# tuple (no TIME_WAIT) and M's entry is closed. Prints LABEL and what it
+# read, or the error.
+gw_reuse_client() { # FAMILY LABEL
+	local fam=$1 a b
+	a=$(addr_of A "$fam") b=$(addr_of B "$fam")
+	in_ns "$NS_B" timeout 20 python3 -c "
+import socket, struct
+s = socket.socket(socket.AF_INET6 if '$fam' == '6' else socket.AF_INET)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('$b', $CPORT)); s.settimeout(6)
+try:
+    s.connect(('$a', $SP_PORT))
+    s.sendall(b'hello')
+    data = s.recv(100)
+    print('$2', data.decode() if data else 'eof')
+except OSError as e:
+    print('$2', type(e).__name__)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))
+s.close()" >>"$E2E_WORK/client.out" 2>&1
+}
+
+# A connection through the SYN proxy on M ends (B's RST: the entry at M is
+# closed); the proxy is switched off and B connects again from the same
+# port. Its SYN reaches A directly, and A's SYN-ACK meets the closed
+# proxied entry at m1's tc egress: it must retire it and go out as a new
+# flow's (its keyed ISN), not be taken for an answer to the proxy's SYN.
+# Before, it was dropped there (drop_error) until the entry expired, 90 s
+# on: the connect timed out. needs the translate path
+check_synproxy_closed_tuple_reused() { # FAMILY
+	local fam=$1 a
+	a=$(addr_of A "$fam")
+	require_cmd python3
+	sp_setup
+	bg_start server "$NS_A" python3 -c "
+import socket
+s = socket.socket(socket.AF_INET6 if '$fam' == '6' else socket.AF_INET)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('$a', $SP_PORT)); s.listen(8); s.settimeout(40)
+for _ in range(2):
+    c, _ = s.accept(); c.settimeout(10)
+    c.sendall(c.recv(100))
+    try:
+        c.recv(100)
+    except OSError:
+        pass
+    c.close()"
+	wait_listen "$NS_A" "$SP_PORT"
+	: >"$E2E_WORK/client.out"
+	gw_reuse_client "$fam" proxied
+	assert_eq "$(isng_counter proxy_server_synack)" 1 "proxy_server_synack: the first connection proxied"
+	isng flows --json >"$E2E_WORK/flows.json" || fail "isng flows --json"
+	grep -q '"phase": *"closed"' "$E2E_WORK/flows.json" ||
+		fail "no closed entry for the first connection: $(cat "$E2E_WORK/flows.json")"
+	isng synproxy off | grep -q 'synproxy  off' || fail "synproxy off"
+	gw_reuse_client "$fam" direct
+	assert_eq "$(tr '\n' ' ' <"$E2E_WORK/client.out")" "proxied hello direct hello " \
+		"what B's two connections on one tuple read"
+	bg_wait server
+	assert_eq "$(isng_counter proxy_server_synack)" 1 "proxy_server_synack: the second one direct"
+	assert_ge "$(isng_counter synack_rewritten)" 1 "synack_rewritten: A's SYN-ACK as a new flow's"
+	assert_eq "$(isng_counter drop_error)" 0 "drop_error"
+}
+# needs the translate path
+test_gateway_synproxy_closed_tuple_reused_by_a_direct_syn_ipv4() {
+	gw_sp check_synproxy_closed_tuple_reused 4
+}
+# needs the translate path
+test_gateway_synproxy_closed_tuple_reused_by_a_direct_syn_tc_ingress_ipv6() {
+	E2E_ATTACH_ARGS="$E2E_ATTACH_ARGS --ingress tc" gw_sp check_synproxy_closed_tuple_reused 6
+}
+
+# ---- a stale server socket on the tuple: its challenge ACK answered ----
+
+# A keeps a socket of an earlier connection from B's port that B has lost
+# (B's RST dropped on its way out, as if B had rebooted) and that isnguard
+# no longer tracks (detached and attached again: the entry gone, as when it
+# expires). B connects again from that port through the SYN proxy: A
+# answers the proxy's SYN with a challenge ACK (RFC 5961 4), which isnguard
+# answers with the RST B's SYN-SENT stack would send (RFC 9293 3.10.7.3),
+# clearing A's stale socket; the SYN's resend a second later opens the
+# connection. Before, the challenge ACK was dropped, every resend drew
+# another, and B's connection was reset at the connect timeout.
+# needs the translate path
+check_synproxy_stale_server_socket_cleared() { # FAMILY
+	local fam=$1 a b
+	a=$(addr_of A "$fam") b=$(addr_of B "$fam")
+	require_cmd python3 nft
+	sp_setup
+	bg_start server "$NS_A" python3 -c "
+import socket
+s = socket.socket(socket.AF_INET6 if '$fam' == '6' else socket.AF_INET)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('$a', $SP_PORT)); s.listen(8); s.settimeout(40)
+for _ in range(2):
+    c, _ = s.accept(); c.settimeout(30)
+    try:
+        c.sendall(c.recv(100))
+        c.recv(100)
+    except OSError:
+        pass
+    c.close()"
+	wait_listen "$NS_A" "$SP_PORT"
+	in_ns "$NS_B" nft -f - <<-EOF2 || fail "nft: drop B's RSTs"
+	table inet isng_e2e_norst {
+		chain output {
+			type filter hook output priority 0; policy accept;
+			tcp dport $SP_PORT tcp flags & rst == rst counter drop
+		}
+	}
+	EOF2
+	: >"$E2E_WORK/client.out"
+	gw_reuse_client "$fam" first
+	in_ns "$NS_A" ss -Htn state established "sport = :$SP_PORT" | grep -q . ||
+		fail "A has no socket left from B's first connection"
+	in_ns "$NS_B" nft delete table inet isng_e2e_norst || fail "nft: B's RSTs again"
+	isng detach "$IF_MB" || fail "isng detach"
+	isng_attach "$IF_MB" --synproxy "$SP_PORT"
+	isng key set --from-file "$E2E_WORK/key" || fail "isng key set"
+	gw_reuse_client "$fam" second
+	assert_eq "$(tr '\n' ' ' <"$E2E_WORK/client.out")" "first hello second hello " \
+		"what B's two connections on one tuple read"
+	bg_wait server
+	assert_ge "$(isng_counter proxy_server_challenge_reset)" 1 \
+		"proxy_server_challenge_reset: A's challenge ACK answered with a RST"
+	assert_ge "$(isng_counter proxy_syn_resent)" 1 "proxy_syn_resent: the SYN again, to a clear tuple"
+	assert_eq "$(isng_counter proxy_server_gave_up)" 0 "proxy_server_gave_up"
+}
+# needs the translate path
+test_gateway_synproxy_stale_server_socket_cleared_ipv4() {
+	gw_sp check_synproxy_stale_server_socket_cleared 4
+}
+# needs the translate path
+test_gateway_synproxy_stale_server_socket_cleared_tc_ingress_ipv6() {
+	E2E_ATTACH_ARGS="$E2E_ATTACH_ARGS --ingress tc" gw_sp check_synproxy_stale_server_socket_cleared 6
+}
+
 # ---- the translate path forced on the host: isnguard on A's a0 ----
 
 # CMD with the SYN proxy on A's a0, translating although the local path
