@@ -104,12 +104,12 @@ static void link_check(struct link_health *l)
 		l->peer_xdp = -1;
 	/*
 	 * SYNs are answered at tc (--syn-hook tc), or in XDP: by isnguard_xdp
-	 * itself, or by the cookie program beside tc ingress. A native XDP_TX
-	 * on a veth is dropped unless the peer runs XDP; generic XDP transmits
-	 * an skb, which reaches it.
+	 * itself, its cookie ACKs taken by the tc filter beside it, or by the
+	 * cookie program beside tc ingress (cookie_prog_id: the other half,
+	 * either way). A native XDP_TX on a veth is dropped unless the peer
+	 * runs XDP; generic XDP transmits an skb, which reaches it.
 	 */
-	xdp_answers = l->live.ingress_kind != LINK_INGRESS_TC ? l->live.ingress
-							       : l->live.cookie_prog_id != 0;
+	xdp_answers = l->live.ingress && l->live.cookie_prog_id;
 	if (syn_tc)
 		l->cookies_served = l->live.ingress;
 	else
