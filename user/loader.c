@@ -413,7 +413,8 @@ static void print_attached(const struct attach_request *req, const struct ingres
 	if (req->quiet)
 		return;
 	if (!req->json) {
-		printf("attached to %s: ingress %s%s, egress tc, flow table %u entries (%s)\n",
+		printf("%s %s: ingress %s%s, egress tc, flow table %u entries (%s)\n",
+		       req->replace ? "replaced in place, this build's programs on" : "attached to",
 		       req->ifname, link_ingress_name(req->ingress),
 		       req->syn_tc ? (req->synproxy || req->synproxy_kept ? " (SYN cookies too)"
 						   : " (SYN cookies too, once `isnguard synproxy` is on)")
@@ -432,6 +433,7 @@ static void print_attached(const struct attach_request *req, const struct ingres
 	jw_string_field(&jw, "syn_hook", link_syn_hook(&link, in->cookie_prog_id));
 	jw_uint_field(&jw, "max_flows", max_flows);
 	jw_string_field(&jw, "state", fresh ? "new" : "kept");
+	jw_bool_field(&jw, "replaced", req->replace);
 	jw_end_object(&jw);
 	jw_finish(&jw);
 }
@@ -463,8 +465,9 @@ static int replace_hooks(struct attach_request *req, int ifindex)
 	req->xdp_skb = info.ingress == LINK_INGRESS_XDP_SKB ||
 		       (info.ingress == LINK_INGRESS_TC && att.cookie_prog_id && !att.xdp_native);
 	req->syn_tc = info.flags & LINK_F_SYN_TC;
-	req->synproxy_kept = info.ingress == LINK_INGRESS_TC ? att.cookie_prog_id != 0
-							     : synhook_kept_proxy_on();
+	/* Beside tc ingress, the XDP SYN answer loads only where it runs now. */
+	req->synproxy_kept = info.ingress == LINK_INGRESS_TC && !req->syn_tc
+				     ? att.cookie_prog_id != 0 : synhook_kept_proxy_on();
 	return 0;
 }
 
