@@ -20,12 +20,13 @@ here=$(dirname "$(readlink -f "$0")")
 timeout_s=${TIMEOUT:-420}
 prefix=isnguard-kernels
 
-# Modules Debian builds as such that the guest needs: the unit suite none
-# (BPF_PROG_TEST_RUN, no device), the CLI on lo clsact and its BPF filters
+# Modules Debian builds as such that the guest needs: the unit suite tun (a
+# tap device for the martian-source test's ifindex; the rest runs on
+# BPF_PROG_TEST_RUN with no device), the CLI on lo clsact and its BPF filters
 # (a real system loads them on demand; the initramfs has no modprobe setup),
 # the bridge the attach makes its tick device of (bpf/resend.h), and the veth
 # pair of the end-to-end checks.
-modules=(sch_ingress cls_bpf bridge veth)
+modules=(tun sch_ingress cls_bpf bridge veth)
 
 die() { echo "test-kernels: $*" >&2; exit 1; }
 
