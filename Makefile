@@ -183,10 +183,12 @@ test-e2e: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/tcp_xfer $(BUILD)/syn_flood
 	$(Q)UNIT=0 scripts/run-tests.sh $(BUILD)
 
-# The unit suite and the verifier budget table on Debian 12's own kernel (6.1), booted under qemu.
+# The unit suite, the verifier budget table, the CLI and a core of the end-to-end suite on
+# Debian 12's own kernel (6.1), booted under qemu.
 test-kernels: deps
 	$(Q)scripts/deps.sh kernels
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/test_runner $(BUILD)/verifier_budget
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/test_runner $(BUILD)/verifier_budget \
+		$(BUILD)/tcp_xfer $(BUILD)/syn_flood
 	$(Q)scripts/test-kernels.sh $(BUILD)
 
 bench: deps
