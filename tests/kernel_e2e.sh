@@ -11,8 +11,9 @@
 # translate where the kernel lacks bpf_sk_assign_tcp_reqsk), keyed ISNs on
 # every port. The wire ISN of A's side is read by B's own socket (tcp_xfer
 # --peer-isn), the guest having no capture tool. The flood's spoofed
-# sources are in $FLOOD_NET, which no namespace has: B, which does not
-# forward, drops the cookie SYN-ACKs sent to them (the host suite gives the
+# sources are in $FLOOD_NET, B's own (on its lo, so the whole prefix is
+# local there): the cookie SYN-ACKs sent to them end in B's stack, which
+# answers each with a RST that A's stack ignores (the host suite gives the
 # prefix to its router and drops them there with nft). Every check prints
 # "ok   <what>" or "FAIL <what>: <why>"; the last line is "N passed, N
 # failed". Run from the directory holding isnguard, tcp_xfer, syn_flood,
@@ -126,7 +127,8 @@ topology_up() {
 		ip -n $NS_A addr add $A4/24 dev a0 && ip -n $NS_B addr add $B4/24 dev b0 &&
 		ip -n $NS_A link set lo up && ip -n $NS_B link set lo up &&
 		ip -n $NS_A link set a0 up && ip -n $NS_B link set b0 up &&
-		ip -n $NS_B link set dev b0 xdpdrv obj "$dir/xdp_pass.bpf.o" sec xdp.frags
+		ip -n $NS_B link set dev b0 xdpdrv obj "$dir/xdp_pass.bpf.o" sec xdp.frags &&
+		ip -n $NS_B addr add ${FLOOD_NET%.0/24}.1/24 dev lo
 }
 if topology_up; then
 	ok "namespaces A and B, veth a0-b0, XDP_PASS on b0"
