@@ -361,6 +361,100 @@ out:
 	state_destroy(&st);
 }
 
+/* --- exporter ------------------------------------------------------------- */
+
+/* Counters nothing counts any more: kept in the map (kept state copies index for index), never exported. */
+static bool retired_stat(int stat)
+{
+	return stat == STAT_COOKIE_EXPIRED || stat == STAT_COOKIE_UNKNOWN_KEY;
+}
+
+/*
+ * A counter series' value as the count it exports: the integer, or for a
+ * family in seconds (_seconds_total) the nanoseconds "S.NNNNNNNNN" stands for.
+ */
+static bool series_count(const char *line, unsigned long long *count)
+{
+	const char *value = strrchr(line, ' ');
+	unsigned long long whole, nanos;
+	int n = 0;
+
+	if (!value)
+		return false;
+	if (strstr(line, "_seconds_total"))
+		return sscanf(value, " %llu.%9llu%n", &whole, &nanos, &n) == 2 &&
+		       (*count = whole * 1000000000ULL + nanos, true);
+	return sscanf(value, " %llu", count) == 1;
+}
+
+/*
+ * Every counter stats --json shows is in /metrics once, with its value: each
+ * planted total differs, so each must be one _total series' value, and no
+ * series may hold another (a retired counter's, a sum of two).
+ */
+TEST(test_exporter_once_exports_every_counter_once_with_its_value)
+{
+	const char *args[] = { "exporter", "--once", NULL };
+	unsigned long long values[STAT_COUNT * 2], count;
+	bool matched[STAT_COUNT] = { false };
+	struct pinned_state st;
+	struct cli_result res;
+	int series = 0;
+
+	if (!state_create(&st))
+		return;
+	if (!plant_distinct_counters(&st) || !run_cli(&res, args))
+		goto out;
+	ASSERT_EQ(res.status, 0, "exit status");
+	ASSERT_STREQ(res.err, "", "stderr");
+	ASSERT_TRUE(strstr(res.out, "\nisnguard_up 1\n") != NULL, "isnguard_up 1");
+	ASSERT_TRUE(strstr(res.out, "# TYPE isnguard_build_info gauge\n") != NULL, "build_info");
+	for (const char *line = res.out; line && *line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		char text[256];
+
+		snprintf(text, sizeof(text), "%.*s", (int)strcspn(line, "\n"), line);
+		if (text[0] == '#' || !strstr(text, "_total"))
+			continue;
+		if (!ASSERT_TRUE(series_count(text, &count), text) || series >= STAT_COUNT * 2)
+			break;
+		values[series++] = count;
+		for (int i = 0; i < STAT_COUNT; i++)
+			if (count == planted_total(st.ncpus, i)) {
+				if (matched[i])
+					FAIL("%s's value is in two series (the second: %s)", stat_names[i], text);
+				matched[i] = true;
+			}
+	}
+	ASSERT_EQ(series, STAT_COUNT - 2, "counter series: every counter but the two retired");
+	for (int i = 0; i < STAT_COUNT; i++)
+		if (matched[i] == retired_stat(i))
+			FAIL("%s (%llu): %s", stat_names[i], planted_total(st.ncpus, i),
+			     retired_stat(i) ? "retired, yet exported" : "no series has its value");
+	(void)values;
+out:
+	state_destroy(&st);
+}
+
+/* With nothing pinned the exporter still answers: isnguard_up 0 and its build. */
+TEST(test_exporter_once_without_state_says_up_0)
+{
+	const char *args[] = { "exporter", "--once", NULL };
+	struct pinned_state st = { .flows_fd = -1, .opening_fd = -1, .config_fd = -1, .key_fd = -1,
+				   .stats_fd = -1 };
+	struct cli_result res;
+
+	make_state_dir(&st);
+	if (run_cli(&res, args)) {
+		ASSERT_EQ(res.status, 0, "exit status");
+		ASSERT_STREQ(res.err, "", "stderr: no state is no error");
+		ASSERT_TRUE(strstr(res.out, "\nisnguard_up 0\n") != NULL, "isnguard_up 0");
+		ASSERT_TRUE(strstr(res.out, "isnguard_build_info{version=\"") != NULL, "build_info");
+		ASSERT_TRUE(!strstr(res.out, "_total"), "no counter");
+	}
+	state_destroy(&st);
+}
+
 /* --- flows ---------------------------------------------------------------- */
 
 TEST(test_flows_json_lists_a_planted_flow_with_its_fields)

@@ -13,7 +13,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "json_writer.h"
-#include "maps.h"
+#include "counters.h"
 #include "pinned.h"
 
 #define STAT_NAME(name, text) [name] = text,
@@ -29,22 +29,6 @@ struct stats_params {
 	bool json;
 	bool watch;
 	double interval_s;
-};
-
-/* The maps a sample reads, opened once. */
-struct stats_source {
-	int stats_fd;
-	struct flow_tables flows;
-	__u32 flows_max;
-	int ncpus;
-	__u64 *per_cpu;		/* one lookup's worth: ncpus values of 8 bytes */
-};
-
-struct stats_sample {
-	__u64 counters[STAT_COUNT];
-	__u64 flows_present;
-	__u64 flows_max;
-	double taken_s;		/* CLOCK_MONOTONIC */
 };
 
 static bool is_number(const char *text, double *value)
@@ -107,105 +91,6 @@ static double monotonic_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void stats_source_close(struct stats_source *src)
-{
-	if (src->stats_fd >= 0)
-		close(src->stats_fd);
-	flow_tables_close(&src->flows);
-	free(src->per_cpu);
-}
-
-/* --max-flows from the config, else fallback (the connections' table's size). */
-static __u32 configured_max_flows(__u32 fallback)
-{
-	int fd = pinned_map_open(ISN_MAP_CONFIG);
-	struct isn_config cfg;
-	__u32 zero = 0, max_flows = fallback;
-
-	if (fd < 0)
-		return fallback;
-	if (!bpf_map_lookup_elem(fd, &zero, &cfg) && cfg.max_flows)
-		max_flows = cfg.max_flows;
-	close(fd);
-	return max_flows;
-}
-
-static int stats_source_open(struct stats_source *src)
-{
-	int err;
-
-	*src = (struct stats_source){ .stats_fd = -1, .flows = { .fd = { -1, -1 } } };
-	src->stats_fd = map_open_checked("stats", &isn_stats_layout, NULL);
-	if (src->stats_fd < 0)
-		return src->stats_fd;
-	err = flow_tables_open("stats", &src->flows);
-	if (err)
-		return err;
-	src->flows_max = configured_max_flows(src->flows.max_entries[0]);
-	src->ncpus = libbpf_num_possible_cpus();
-	if (src->ncpus < 0) {
-		cli_error("stats: count possible CPUs: %s", strerror(-src->ncpus));
-		return src->ncpus;
-	}
-	/* Per-CPU values come as ncpus slots of round_up(value_size, 8) = 8 bytes. */
-	src->per_cpu = calloc((size_t)src->ncpus, sizeof(__u64));
-	if (!src->per_cpu) {
-		cli_error("stats: %s", strerror(ENOMEM));
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static int read_counter(const struct stats_source *src, __u32 index, __u64 *total)
-{
-	if (bpf_map_lookup_elem(src->stats_fd, &index, src->per_cpu))
-		return -errno;
-	*total = 0;
-	for (int cpu = 0; cpu < src->ncpus; cpu++)
-		*total += src->per_cpu[cpu];
-	return 0;
-}
-
-static int read_sample(const struct stats_source *src, struct stats_sample *s)
-{
-	size_t present;
-	int err;
-
-	s->taken_s = monotonic_s();
-	for (__u32 i = 0; i < STAT_COUNT; i++) {
-		err = read_counter(src, i, &s->counters[i]);
-		if (err) {
-			cli_error("stats: read %s: %s", stat_names[i], strerror(-err));
-			return err;
-		}
-	}
-	err = flow_tables_count(&src->flows, &present);
-	if (err) {
-		cli_error("stats: count the flow tables: %s", strerror(-err));
-		return err;
-	}
-	s->flows_present = present;
-	s->flows_max = src->flows_max;
-	return 0;
-}
-
-/*
- * The LRU flow table evicts its least recently used entry without telling
- * anyone when a new flow needs room, so no counter can see it. A flow that
- * was created, has not expired by its timer nor been removed by the
- * datapath (a TCP-MD5/AO SYN on its tuple), and is no longer present, was
- * evicted. The counters and the table are read a moment apart, so this is an
- * estimate and is clamped at 0.
- */
-static __u64 flows_evicted(const struct stats_sample *s)
-{
-	__u64 gone_without_eviction = s->counters[STAT_FLOW_EXPIRED] +
-				      s->counters[STAT_FLOW_REMOVED] + s->flows_present;
-	__u64 created = s->counters[STAT_FLOW_CREATED];
-
-	return created > gone_without_eviction ? created - gone_without_eviction : 0;
-}
-
 /* Counters only grow; a smaller value means a reset, which counts as no change. */
 static __u64 counter_delta(const struct stats_sample *now, const struct stats_sample *prev,
 			   enum isn_stat stat)
@@ -260,7 +145,7 @@ static void print_sample_text(const struct stats_sample *now, const struct stats
 	}
 	printf("%-*s  %*llu\n", nw, "flows_present", vw, (unsigned long long)now->flows_present);
 	printf("%-*s  %*llu\n", nw, "flows_max", vw, (unsigned long long)now->flows_max);
-	printf("%-*s  %*llu\n", nw, "flow_evicted", vw, (unsigned long long)flows_evicted(now));
+	printf("%-*s  %*llu\n", nw, "flow_evicted", vw, (unsigned long long)stats_flows_evicted(now));
 	fflush(stdout);
 }
 
@@ -277,7 +162,7 @@ static void print_sample_json(const struct stats_sample *now, const struct stats
 	jw_end_object(&jw);
 	jw_uint_field(&jw, "flows_present", now->flows_present);
 	jw_uint_field(&jw, "flows_max", now->flows_max);
-	jw_uint_field(&jw, "flow_evicted", flows_evicted(now));
+	jw_uint_field(&jw, "flow_evicted", stats_flows_evicted(now));
 	if (prev) {
 		jw_double_field(&jw, "interval_s", now->taken_s - prev->taken_s, 3);
 		jw_name(&jw, "deltas");
@@ -346,14 +231,14 @@ static int watch_stats(const struct stats_params *prm, const struct stats_source
 	sigaddset(&stop, SIGTERM);
 	sigprocmask(SIG_BLOCK, &stop, NULL);
 
-	if (read_sample(src, prev))
+	if (stats_read_sample("stats", src, prev))
 		return EXIT_RUNTIME;
 	print_sample(prm, prev, NULL);
 	for (;;) {
 		deadline_s = next_deadline(deadline_s, prm->interval_s);
 		if (wait_for_stop(&stop, deadline_s))
 			return 0;
-		if (read_sample(src, now))
+		if (stats_read_sample("stats", src, now))
 			return EXIT_RUNTIME;
 		if (!prm->json)
 			putchar('\n');
@@ -370,7 +255,7 @@ static int show_stats(const struct stats_params *prm, const struct stats_source 
 
 	if (prm->watch)
 		return watch_stats(prm, src);
-	if (read_sample(src, &sample))
+	if (stats_read_sample("stats", src, &sample))
 		return EXIT_RUNTIME;
 	print_sample(prm, &sample, NULL);
 	return 0;
@@ -396,7 +281,7 @@ int do_stats(int argc, char **argv)
 		return err == CLI_HELP_SHOWN ? 0 : err;
 	if (require_root(p.cmd))
 		return EXIT_RUNTIME;
-	if (stats_source_open(&src)) {
+	if (stats_source_open("stats", &src)) {
 		stats_source_close(&src);
 		return EXIT_RUNTIME;
 	}

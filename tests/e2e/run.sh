@@ -35,6 +35,8 @@ E2E_SELF=$(readlink -f "${BASH_SOURCE[0]}")
 . "$(dirname "$E2E_SELF")/operator.sh"
 # shellcheck source=tests/e2e/docs.sh
 . "$(dirname "$E2E_SELF")/docs.sh"
+# shellcheck source=tests/e2e/metrics.sh
+. "$(dirname "$E2E_SELF")/metrics.sh"
 
 PORT=5001
 CPORT=40001
@@ -743,9 +745,10 @@ test_commands_work_through_ip_netns_exec() {
 	log "ok: attach, status, stats, key, flows, detach through ip netns exec"
 }
 
-# make install lays out the binary, isnguard(8), the systemd template unit
-# and bash completion; the manual names every command and option the
-# binary's --help does, and systemd accepts the unit.
+# make install lays out the binary, isnguard(8), the systemd units (the
+# template, isnguard.service, isnguard-exporter.service) and bash
+# completion; the manual names every command and option the binary's
+# --help does, and systemd accepts the units.
 test_install_tree() {
 	local prefix cmd opt man missing=
 	prefix=$(mktemp -d /tmp/isng-install.XXXXXX)
@@ -753,7 +756,8 @@ test_install_tree() {
 		>"$E2E_WORK/install.log" 2>&1 ||
 		{ rm -rf "$prefix"; fail "make install: $(tail -n 3 "$E2E_WORK/install.log")"; }
 	for f in sbin/isnguard share/man/man8/isnguard.8 lib/systemd/system/isnguard@.service \
-		lib/systemd/system/isnguard.service etc/isnguard/isnguard.conf \
+		lib/systemd/system/isnguard.service lib/systemd/system/isnguard-exporter.service \
+		etc/isnguard/isnguard.conf \
 		share/bash-completion/completions/isnguard share/doc/isnguard/README.md \
 		share/doc/isnguard/docs/operations.md; do
 		[ -f "$prefix/$f" ] || missing+=" $f"
@@ -772,9 +776,13 @@ test_install_tree() {
 	bash -n "$prefix/share/bash-completion/completions/isnguard" || fail "bash completion: syntax"
 	if command -v systemd-analyze >/dev/null; then
 		systemd-analyze verify --man=no "$prefix/lib/systemd/system/isnguard@.service" \
-			"$prefix/lib/systemd/system/isnguard.service" >"$E2E_WORK/verify.log" 2>&1 ||
+			"$prefix/lib/systemd/system/isnguard.service" \
+			"$prefix/lib/systemd/system/isnguard-exporter.service" >"$E2E_WORK/verify.log" 2>&1 ||
 			{ rm -rf "$prefix"; fail "systemd-analyze verify: $(cat "$E2E_WORK/verify.log")"; }
-		log "ok: systemd-analyze verify isnguard@.service isnguard.service"
+		# verify exits 0 on a key it ignores: a unit with one is as wrong.
+		grep -E "Unknown|Invalid|Failed to parse" "$E2E_WORK/verify.log" &&
+			{ rm -rf "$prefix"; fail "systemd-analyze verify: $(cat "$E2E_WORK/verify.log")"; }
+		log "ok: systemd-analyze verify isnguard@.service isnguard.service isnguard-exporter.service"
 	else
 		log "NOTE: no systemd-analyze here: the unit was installed but not verified"
 	fi
@@ -839,7 +847,8 @@ run_main() {
 		shift
 	done
 	mapfile -t tests < <(grep -ohE '^test_[a-z0-9_]+\(\)' "$E2E_SELF" "$E2E_DIR/synproxy.sh" \
-		"$E2E_DIR/gateway.sh" "$E2E_DIR/nginx.sh" "$E2E_DIR/operator.sh" "$E2E_DIR/docs.sh" |
+		"$E2E_DIR/gateway.sh" "$E2E_DIR/nginx.sh" "$E2E_DIR/operator.sh" "$E2E_DIR/docs.sh" \
+		"$E2E_DIR/metrics.sh" |
 		tr -d '()')
 	for t in "${tests[@]}"; do
 		if [ ${#filters[@]} -eq 0 ]; then
