@@ -436,7 +436,8 @@ test_failed_attach_leaves_nothing() {
 # Kept state (detach --keep-state) made by another isnguard build, as over an
 # upgrade: here the build before issue 17's sweeper queues, whose isn_sweeper
 # was a bare timer (24 bytes), with no queue maps and fewer counters. The
-# attach makes the sweeper's maps anew, copies the counters, and the kept
+# attach makes the sweeper's maps anew, copies the counters (a retired one
+# too, into its slot, where stats no longer shows it), and the kept
 # connection goes on, its flow given a sweep slot (sweep_flows_adopted). A
 # flow table of another layout cannot be read as this build's: refused in
 # one line, nothing attached.
@@ -458,6 +459,9 @@ test_attach_over_kept_state_of_another_layout() {
 	# pass_fragment (counter 2) at 7 on every CPU: nothing in this test adds to it.
 	bpftool map update pinned "$PIN_DIR/isn_stats" key 2 0 0 0 value 7 0 0 0 0 0 0 0 ||
 		fail "bpftool: plant a counter"
+	# cookie_ack_invalid_expired (counter 33), counted by builds of its time, retired since.
+	bpftool map update pinned "$PIN_DIR/isn_stats" key 33 0 0 0 value 5 0 0 0 0 0 0 0 ||
+		fail "bpftool: plant a retired counter"
 	# lo still runs "the other build": its sweeper and counters must not go.
 	isng attach "$IF_A" >"$E2E_WORK/attach.out" 2>&1 || rc=$?
 	out=$(grep -v '^# ' "$E2E_WORK/attach.out")
@@ -468,6 +472,11 @@ test_attach_over_kept_state_of_another_layout() {
 	isng_attach "$IF_A"
 	bg_running client || fail "the transfer ended before the attach was done; it proves nothing: make it longer"
 	assert_eq "$(isng_counter pass_fragment)" $((7 * cpus)) "a kept counter, copied"
+	bpftool map lookup pinned "$PIN_DIR/isn_stats" key 33 0 0 0 | grep -q '"value": 5' ||
+		fail "the retired counter's slot was not copied index for index"
+	isng stats --json --all | grep -q cookie_ack_invalid_expired &&
+		fail "stats shows the retired cookie_ack_invalid_expired"
+	log "ok: a retired counter's kept count copied into its slot, shown by no stats"
 	assert_ge "$(isng_counter sweep_flows_adopted)" 1 "kept flows given a sweep slot"
 	out=$(bpftool map show pinned "$PIN_DIR/isn_sweeper") || fail "bpftool map show isn_sweeper"
 	[[ "$out" =~ "value "([0-9]+) ]] && [ "${BASH_REMATCH[1]}" != 24 ] ||
