@@ -231,6 +231,8 @@ install: all
 		  chmod 0644 $(DESTDIR)$(SYSCONFDIR)/isnguard/isnguard.conf; }
 	$(Q)install -D -m 0644 $(BUILD)/isnguard.bash-completion \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/isnguard
+	$(Q)install -D -m 0644 contrib/prometheus/isnguard.rules.yml \
+		$(DESTDIR)$(PREFIX)/share/isnguard/prometheus/isnguard.rules.yml
 	$(Q)install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/isnguard/README.md
 	$(Q)install -d $(DESTDIR)$(PREFIX)/share/doc/isnguard/docs
 	$(Q)install -m 0644 docs/*.md $(DESTDIR)$(PREFIX)/share/doc/isnguard/docs/

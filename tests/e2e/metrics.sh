@@ -3,9 +3,10 @@
 #
 # End-to-end tests of isnguard for Prometheus, sourced by run.sh (same
 # topology, same helpers): the exporter's /metrics against `stats --json`
-# through docs/operations.md's mapping, and promtool on real scrapes. The
-# exporter listens on 127.0.0.1 in A's namespace; topo_down (the EXIT trap)
-# stops it with the namespace's other processes.
+# through docs/operations.md's mapping, promtool on real scrapes and on
+# contrib/prometheus's rules. The exporter listens on 127.0.0.1 in A's
+# namespace; topo_down (the EXIT trap) stops it with the namespace's other
+# processes.
 
 EXPORTER_PORT=10946	# the exporter's default port (user/exporter.h)
 
@@ -148,4 +149,15 @@ test_exporter_agrees_with_stats_through_the_docs_mapping() {
 	scrape "$E2E_WORK/detached.txt"
 	assert_eq "$(series_value "$E2E_WORK/detached.txt" isnguard_up)" 0 "isnguard_up once detached"
 	assert_promtool_metrics "$E2E_WORK/detached.txt"
+}
+
+test_prometheus_rules_pass_promtool() {
+	local out
+	require_cmd promtool
+	out=$(promtool check rules "$E2E_ROOT"/contrib/prometheus/*.yml 2>&1) ||
+		fail "promtool check rules: $out"
+	log "$out"
+	out=$(cd "$E2E_ROOT/tests/prometheus" && promtool test rules isnguard.rules.test.yml 2>&1) ||
+		fail "promtool test rules: $out"
+	log "$out"
 }

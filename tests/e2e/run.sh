@@ -768,6 +768,7 @@ test_install_tree() {
 		lib/systemd/system/isnguard.service lib/systemd/system/isnguard-exporter.service \
 		etc/isnguard/isnguard.conf \
 		share/bash-completion/completions/isnguard share/doc/isnguard/README.md \
+		share/isnguard/prometheus/isnguard.rules.yml \
 		share/doc/isnguard/docs/operations.md; do
 		[ -f "$prefix/$f" ] || missing+=" $f"
 	done
