@@ -37,6 +37,8 @@ CFLAGS ?= -O2 -g
 USER_CFLAGS := $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -I$(BUILD) -MMD -MP
 # Recursively expanded, so `make deps` can install pkg-config files first.
 USER_LIBS = $(shell $(PKG_CONFIG) --libs libxdp libbpf libcrypto inih 2>/dev/null || echo -lxdp -lbpf -lelf -lz -lcrypto -linih)
+# The exporter's HTTP server and systemd's readiness notification: the CLI alone links them.
+CLI_LIBS = $(USER_LIBS) $(shell $(PKG_CONFIG) --libs libmicrohttpd libsystemd 2>/dev/null || echo -lmicrohttpd -lsystemd)
 
 # The CLI: main.c dispatches, one file per command group, ref/ is the OpenSSL reference.
 CLI_SRCS := $(wildcard user/*.c) $(wildcard user/ref/*.c)
@@ -93,7 +95,7 @@ $(BUILD)/version.h: FORCE | $(BUILD)
 		"$$($(PKG_CONFIG) --modversion libxdp 2>/dev/null || echo unknown)" > $@.tmp
 	$(Q)cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 
-$(BUILD)/user/main.o: $(BUILD)/version.h
+$(BUILD)/user/main.o $(BUILD)/user/exporter.o: $(BUILD)/version.h
 
 FORCE:
 
@@ -107,7 +109,7 @@ $(BUILD)/tests/%.o: tests/%.c $(SKELS) | $(BUILD)/tests
 
 $(BUILD)/isnguard: $(CLI_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(CLI_LIBS)
 
 # test_harness.c runs build/harness_selftest, hence the order-only prerequisite.
 $(BUILD)/test_runner: $(TEST_OBJS) $(SHARED_OBJS) | $(BUILD)/harness_selftest
@@ -222,12 +224,17 @@ install: all
 	$(Q)sed 's|@SBINDIR@|$(PREFIX)/sbin|g' contrib/isnguard.service.in \
 		> $(DESTDIR)$(SYSTEMD_UNIT_DIR)/isnguard.service
 	$(Q)chmod 0644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/isnguard.service
+	$(Q)sed 's|@SBINDIR@|$(PREFIX)/sbin|g' contrib/isnguard-exporter.service.in \
+		> $(DESTDIR)$(SYSTEMD_UNIT_DIR)/isnguard-exporter.service
+	$(Q)chmod 0644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/isnguard-exporter.service
 	$(Q)install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/isnguard
 	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/isnguard/isnguard.conf ] || \
 		{ $(BUILD)/isnguard config example > $(DESTDIR)$(SYSCONFDIR)/isnguard/isnguard.conf && \
 		  chmod 0644 $(DESTDIR)$(SYSCONFDIR)/isnguard/isnguard.conf; }
 	$(Q)install -D -m 0644 $(BUILD)/isnguard.bash-completion \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/isnguard
+	$(Q)install -D -m 0644 contrib/prometheus/isnguard.rules.yml \
+		$(DESTDIR)$(PREFIX)/share/isnguard/prometheus/isnguard.rules.yml
 	$(Q)install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/isnguard/README.md
 	$(Q)install -d $(DESTDIR)$(PREFIX)/share/doc/isnguard/docs
 	$(Q)install -m 0644 docs/*.md $(DESTDIR)$(PREFIX)/share/doc/isnguard/docs/
