@@ -324,61 +324,6 @@ static int open_object(const struct attach_request *req, bool l3, uint32_t max_f
 	return reuse_pinned_maps(*skel, req->ifname, km);
 }
 
-/*
- * Starts the flow sweeper's timer (bpf/sweeper.h), or hands a running one
- * to this load's program: isnguard_sweeper, run once. Before any flow is
- * made: a flow needs a slot of the sweeper's queues, which it sizes.
- */
-/* One run of isnguard_sweeper: 0, or -errno with *step the bpf_timer call that failed. */
-static int run_sweeper_start(struct isnguard *skel, unsigned int *step)
-{
-	unsigned char frame[64] = { 0 };
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = sizeof(frame),
-		    .repeat = 1);
-
-	*step = 0;
-	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.isnguard_sweeper), &opts))
-		return -errno;
-	*step = opts.retval >> 16;
-	return -(int)(opts.retval & 0xffff);
-}
-
-/*
- * Arms the sweeper's timer. A failure is said with the bpf_timer call and
- * its error; one that a second run 10 ms later does not repeat (a rare
- * one, not reproduced in a stress loop of attaches in fresh namespaces)
- * leaves a warning with the first error, and the attach goes on.
- */
-static int start_sweeper(struct isnguard *skel, const char *ifname)
-{
-	static const char *const steps[] = {
-		[0] = "BPF_PROG_TEST_RUN",
-		[SWEEPER_START_NO_MAP] = "no isn_sweeper entry",
-		[SWEEPER_START_INIT] = "bpf_timer_init",
-		[SWEEPER_START_CALLBACK] = "bpf_timer_set_callback",
-		[SWEEPER_START_TIMER] = "bpf_timer_start",
-	};
-	const struct timespec pause = { .tv_nsec = 10 * 1000 * 1000 };
-	unsigned int step, again_step;
-	int err = run_sweeper_start(skel, &step), again;
-	const char *what;
-
-	if (!err)
-		return 0;
-	what = step < sizeof(steps) / sizeof(steps[0]) && steps[step] ? steps[step] : "?";
-	nanosleep(&pause, NULL);
-	again = run_sweeper_start(skel, &again_step);
-	if (!again) {
-		fprintf(stderr, "%s: warning: attach %s: the flow sweeper's timer started at the "
-			"second try; the first failed in %s: %s\n", PROG_NAME, ifname, what,
-			strerror(-err));
-		return 0;
-	}
-	cli_error("attach %s: start the flow sweeper's timer: %s: %s", ifname, what,
-		  strerror(-err));
-	return err;
-}
-
 /* Pins, key, config and SYN-proxy settings; before egress attaches, so no SYN leaves unkeyed. */
 static int write_state(struct isnguard *skel, const struct attach_request *req, bool fresh,
 		       uint32_t max_flows, struct kept_maps *km)
@@ -411,7 +356,7 @@ static int write_state(struct isnguard *skel, const struct attach_request *req, 
 		cli_error("attach %s: initialise key and config: %s", req->ifname, strerror(-err));
 		return err;
 	}
-	err = start_sweeper(skel, req->ifname);
+	err = state_start_sweeper(skel, req->ifname);
 	if (err)
 		return err;
 	if (req->synproxy) {

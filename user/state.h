@@ -81,6 +81,13 @@ bool link_build_is(int ifindex, const unsigned char *build_id);
 int link_index_by_name(const char *ifname);
 
 /* --- user/state.c --- */
+/*
+ * Starts the flow sweeper's timer (bpf/sweeper.h), or hands a running one
+ * to this load's program: isnguard_sweeper, run once. Before any flow is
+ * made: a flow needs a slot of the sweeper's queues, which it sizes. 0, or
+ * -errno after a line naming the bpf_timer call that failed.
+ */
+int state_start_sweeper(struct isnguard *skel, const char *ifname);
 /* One attach or detach at a time: the lock's fd, or -1 after the error line. */
 int state_lock(const char *cmd);
 
