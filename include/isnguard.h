@@ -268,7 +268,13 @@ struct flow_state {
 	__u32 sweep_id;
 	__u64 created_ns;
 	__u64 last_seen_ns;	/* the sweeper removes the entry once idle past its phase's timeout */
-	__u8 pad[40];		/* zero: the element's last cache line (see above) */
+	/*
+	 * A closed local-path entry (FLOW_F_COOKIE_LOCAL): ACKs of its tuple
+	 * that failed the cookie check and went to the host's stack
+	 * (synproxy_invalid_to_stack, SYNPROXY_LATE_ACKS of them).
+	 */
+	__u32 late_acks;
+	__u8 pad[36];		/* zero: the element's last cache line (see above) */
 };
 
 /* Where struct flow_state's written part (host_ack on) begins. */
@@ -811,7 +817,8 @@ struct synproxy_config {
 	 * ACKs per second, at most, that fail the cookie check and are handed
 	 * to the host's stack anyway, for it to answer as Linux does (a RST
 	 * at the ACK's ack: a late segment of a closed connection must learn
-	 * it is gone). Above the rate they are dropped; 0 drops them all.
+	 * it is gone), beyond the SYNPROXY_LATE_ACKS each closed connection's
+	 * entry passes. Above the rate they are dropped; 0 drops them all.
 	 */
 	__u32 invalid_ack_rate;
 };
@@ -830,6 +837,16 @@ static inline __u32 synproxy_flags_over(const struct synproxy_config *next,
 }
 
 #define SYNPROXY_DEFAULT_INVALID_ACK_RATE 10000
+
+/*
+ * ACKs that fail the cookie check on the tuple of a connection the host has
+ * closed (its local-path entry, until the closed timeout) that go to the
+ * host's stack whatever invalid_ack_rate's budget holds: the client's late
+ * FIN and a few retransmissions of it, should the stack's RST be lost. The
+ * host had that connection, so they are its; more on the same entry count
+ * against invalid_ack_rate.
+ */
+#define SYNPROXY_LATE_ACKS 4
 #define SYNPROXY_MAX_INVALID_ACK_RATE 10000000
 
 /*

@@ -149,7 +149,7 @@ TEST(test_abi_flow_state_matches_btf)
 		MEMBERS(flow_state, seq_delta, host_isn, wire_isn, flags, hash, host_snd_nxt,
 			ts_delta, peer_tsval, peer_window, wscale_host, wscale_wire,
 			peer_wscale_wire, peer_wscale_host, open_cpu, host_ack, sweep_id,
-			created_ns, last_seen_ns, pad);
+			created_ns, last_seen_ns, late_acks, pad);
 
 	CHECK_STRUCT(DATAPATH_OBJ, flow_state, members);
 }
@@ -233,7 +233,7 @@ TEST(test_abi_structs_have_no_implicit_padding)
 	ASSERT_EQ(offsetof(struct flow_state, host_ack), FLOW_STATE_READ_BYTES, "flow_state read part");
 	ASSERT_EQ(FLOW_STATE_READ_BYTES, 8 * 4 + 2 + 4 + 2, "flow_state read part size");
 	ASSERT_EQ(sizeof(struct flow_state), FLOW_STATE_READ_BYTES + 64, "flow_state size");
-	ASSERT_EQ(sizeof(struct flow_state), FLOW_STATE_READ_BYTES + 2 * 4 + 2 * 8 + 40,
+	ASSERT_EQ(sizeof(struct flow_state), FLOW_STATE_READ_BYTES + 2 * 4 + 2 * 8 + 4 + 36,
 		  "flow_state written part size");
 	ASSERT_EQ(sizeof(struct flow_sweeper), 16 + 2 * 4 + 4 * 4 + 8 * 8 + 8 + 4 * 4,
 		  "flow_sweeper size");

@@ -1303,63 +1303,86 @@ TEST(test_synproxy_cookie_acks_judged_as_the_reference_judges)
 /*
  * ACKs that fail the cookie check on a tuple whose connection the host has
  * closed (its local-path entry, FLOW_F_COOKIE_LOCAL with FIN_LOCAL) go to
- * the host's stack, for its RST as Linux answers them, up to
- * invalid_ack_rate a second with a tenth of a second's burst: at 10/s, 2 of
- * a quick run of 5 pass untouched, 3 are dropped, and all 5 are counted by
- * reason. With the rate 0, none passes; on a tuple with no entry (a forged
- * ACK, or a later segment of a handshake whose cookie ACK was lost) none
- * does either.
+ * the host's stack, for its RST as Linux answers them: the first
+ * SYNPROXY_LATE_ACKS on each entry whatever the rate, so the late FINs of
+ * a server that closes faster than invalid_ack_rate all reach it; more on
+ * one entry at invalid_ack_rate a second over all, with a tenth of a
+ * second's burst (at 10/s: 2 of a quick run). With the rate 0, none
+ * passes; on a tuple with no entry (a forged ACK, or a later segment of a
+ * handshake whose cookie ACK was lost) none does either. Every one is
+ * counted by reason, passed or not, and passes untouched.
  */
-TEST(test_synproxy_invalid_acks_reach_the_stack_at_the_rate_set)
+struct late_ack_row {
+	const char *name;
+	uint32_t rate;		/* invalid_ack_rate */
+	uint32_t entries;	/* closed connections, one client port each (0: a tuple with none) */
+	uint32_t acks;		/* late ACKs on each, one entry after the other */
+	uint32_t passed;	/* of all, the first this many pass */
+};
+
+static const struct late_ack_row late_ack_rows[] = {
+	{ .name = "late_fin_of_each_of_20_closed_connections_passes_at_10_per_s", .rate = 10,
+	  .entries = 20, .acks = 1, .passed = 20 },
+	{ .name = "more_on_one_closed_connection_at_the_rate", .rate = 10, .entries = 1,
+	  .acks = SYNPROXY_LATE_ACKS + 4, .passed = SYNPROXY_LATE_ACKS + 2 },
+	{ .name = "rate_0_drops_all", .rate = 0, .entries = 1, .acks = 5, .passed = 0 },
+	{ .name = "no_entry_dropped", .rate = 10, .entries = 0, .acks = 5, .passed = 0 },
+};
+
+static void check_late_ack_row(const struct late_ack_row *r, enum dp_prog prog)
 {
-	static const enum dp_prog progs[] = { DP_TC_INGRESS, DP_TC_COOKIE };
-	static const uint32_t rates[] = { 10, 0, 10 };	/* the last without an entry */
 	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN];
 	struct synproxy_config cfg = sp_local;
+	uint64_t reasons, to_stack;
+	uint32_t verdict, sent = 0;
 	size_t in_len, out_len;
 	struct pkt_spec s;
-	uint32_t verdict;
 
-	for (size_t p = 0; p < 2; p++) {
-		for (size_t r = 0; r < 3; r++) {
-			struct flow_state closed = {
-				.wire_isn = 0x5eed0000u, .host_isn = 0x5eed0000u,
-				.flags = FLOW_F_PASSIVE_OPEN | FLOW_F_ESTABLISHED |
-					 FLOW_F_HOST_ACKED | FLOW_F_FIN_LOCAL | FLOW_F_COOKIE_LOCAL,
-				.last_seen_ns = mono_coarse_ns(),
-			};
-			bool entry = r < 2;
-			uint32_t want_passed = rates[r] && entry ? 2 : 0;
-			uint64_t reasons, passed;
-			struct flow_key fk;
+	cfg.invalid_ack_rate = r->rate;
+	if (!setup(&cfg, SP_PORT) || !dp_flows_clear())
+		return;
+	reasons = dp_stat(STAT_COOKIE_BAD_MAC) + dp_stat(STAT_COOKIE_EXPIRED) +
+		  dp_stat(STAT_COOKIE_UNKNOWN_KEY);
+	to_stack = dp_stat(STAT_COOKIE_INVALID_TO_STACK);
+	for (uint32_t e = 0; e < (r->entries ? r->entries : 1); e++) {
+		struct flow_state closed = {
+			.wire_isn = 0x5eed0000u, .host_isn = 0x5eed0000u,
+			.flags = FLOW_F_PASSIVE_OPEN | FLOW_F_ESTABLISHED | FLOW_F_HOST_ACKED |
+				 FLOW_F_FIN_LOCAL | FLOW_F_COOKIE_LOCAL,
+			.last_seen_ns = mono_coarse_ns(),
+		};
+		struct flow_key fk;
 
-			test_case_begin("%s_rate_%u%s", dp_prog_name(progs[p]), rates[r],
-					entry ? "_closed_connection" : "_no_entry");
-			cfg.invalid_ack_rate = rates[r];
-			if (!setup(&cfg, SP_PORT) || !dp_flows_clear())
+		client_segment(&s, 4, SP_PORT, TH_ACK | TH_FIN, CLIENT_ISN + 1, 0x5eed0001u);
+		s.sport = (uint16_t)(CLIENT_PORT + 600 + e);
+		s.window = 502;
+		in_len = pkt_build(&s, in, sizeof(in));
+		host_flow(&s, &fk);
+		if (r->entries && !ASSERT_TRUE(dp_flow_put(&fk, &closed), "closed entry"))
+			return;
+		for (uint32_t i = 0; i < r->acks; i++, sent++) {
+			if (!dp_run(prog, in, in_len, out, &out_len, &verdict))
 				return;
-			client_segment(&s, 4, SP_PORT, TH_ACK | TH_FIN, CLIENT_ISN + 1, 0x5eed0001u);
-			s.window = 502;
-			in_len = pkt_build(&s, in, sizeof(in));
-			host_flow(&s, &fk);
-			if (entry && !dp_flow_put(&fk, &closed))
-				return;
-			reasons = dp_stat(STAT_COOKIE_BAD_MAC) + dp_stat(STAT_COOKIE_EXPIRED) +
-				  dp_stat(STAT_COOKIE_UNKNOWN_KEY);
-			passed = dp_stat(STAT_COOKIE_INVALID_TO_STACK);
-			for (uint32_t i = 0; i < 5; i++) {
-				if (!dp_run(progs[p], in, in_len, out, &out_len, &verdict))
-					return;
-				ASSERT_EQ(verdict, i < want_passed ? TC_ACT_UNSPEC_VERDICT
-								   : TC_ACT_SHOT_VERDICT, "verdict");
-				ASSERT_EQ(out_len, in_len, "length");
-				ASSERT_MEMEQ(out, in, in_len, "untouched");
-			}
-			ASSERT_EQ(dp_stat(STAT_COOKIE_BAD_MAC) + dp_stat(STAT_COOKIE_EXPIRED) +
-				  dp_stat(STAT_COOKIE_UNKNOWN_KEY), reasons + 5,
-				  "counted by reason, passed or not");
-			ASSERT_EQ(dp_stat(STAT_COOKIE_INVALID_TO_STACK), passed + want_passed,
-				  "cookie_ack_invalid_to_stack");
+			ASSERT_EQ(verdict, sent < r->passed ? TC_ACT_UNSPEC_VERDICT : TC_ACT_SHOT_VERDICT,
+				  "verdict");
+			ASSERT_EQ(out_len, in_len, "length");
+			ASSERT_MEMEQ(out, in, in_len, "untouched");
+		}
+	}
+	ASSERT_EQ(dp_stat(STAT_COOKIE_BAD_MAC) + dp_stat(STAT_COOKIE_EXPIRED) +
+		  dp_stat(STAT_COOKIE_UNKNOWN_KEY), reasons + sent, "counted by reason, passed or not");
+	ASSERT_EQ(dp_stat(STAT_COOKIE_INVALID_TO_STACK), to_stack + r->passed,
+		  "cookie_ack_invalid_to_stack");
+}
+
+TEST(test_synproxy_late_acks_of_closed_connections_reach_the_stack)
+{
+	static const enum dp_prog progs[] = { DP_TC_INGRESS, DP_TC_COOKIE };
+
+	for (size_t p = 0; p < sizeof(progs) / sizeof(progs[0]); p++) {
+		for (size_t i = 0; i < sizeof(late_ack_rows) / sizeof(late_ack_rows[0]); i++) {
+			test_case_begin("%s_%s", dp_prog_name(progs[p]), late_ack_rows[i].name);
+			check_late_ack_row(&late_ack_rows[i], progs[p]);
 		}
 	}
 	dp_flows_clear();
