@@ -48,7 +48,9 @@ struct level {
 	double walk_us;		/* a walk of the table, the median */
 	__u32 drain_runs;	/* all due: runs until every one was resent */
 	__u64 first_run_resent;
+	double mean_run_us;
 	double longest_run_us;
+	__u32 runs_over_1ms;
 	double ns_per_resend;	/* all due: the runs' time over the resends */
 };
 
@@ -213,6 +215,7 @@ static int measure(__u32 records, int runs, struct level *l)
 		total_ns += duration;
 		if (duration / 1e3 > l->longest_run_us)
 			l->longest_run_us = duration / 1e3;
+		l->runs_over_1ms += duration > 1000000;
 	}
 	if (resent != records) {
 		fprintf(stderr, "bench_resend: %llu of %u resent in %u runs\n",
@@ -220,6 +223,7 @@ static int measure(__u32 records, int runs, struct level *l)
 		return 1;
 	}
 	l->ns_per_resend = total_ns / (double)resent;
+	l->mean_run_us = total_ns / 1e3 / l->drain_runs;
 	return 0;
 }
 
@@ -305,7 +309,9 @@ int main(int argc, char **argv)
 					l->records ? l->walk_us * 1e3 / l->records : 0, 1);
 			jw_uint_field(&jw, "all_due_runs", l->drain_runs);
 			jw_uint_field(&jw, "all_due_first_run_resent", l->first_run_resent);
+			jw_double_field(&jw, "all_due_mean_run_us", l->mean_run_us, 1);
 			jw_double_field(&jw, "all_due_longest_run_us", l->longest_run_us, 1);
+			jw_uint_field(&jw, "all_due_runs_over_1ms", l->runs_over_1ms);
 			jw_double_field(&jw, "all_due_ns_per_resend", l->ns_per_resend, 1);
 			jw_end_object(&jw);
 		}
@@ -316,15 +322,17 @@ int main(int argc, char **argv)
 	}
 	printf("resend tick, table of %d records (per run: BPF_PROG_TEST_RUN's time, median of %d)\n",
 	       SYNPROXY_RESEND_MAX, runs);
-	printf("  %8s  %22s  %22s  %32s\n", "records", "tick, none due", "walk of the table",
-	       "all due: runs, first run's, longest, per resend");
+	printf("  %8s  %22s  %22s  %s\n", "records", "tick, none due", "walk of the table",
+	       "all due: runs, first run's resends, mean run, longest, over 1 ms, per resend");
 	for (size_t i = 0; i < sizeof(fills) / sizeof(fills[0]); i++) {
 		const struct level *l = &levels[i];
 
-		printf("  %8u  %9.2f us %6.1f ns/rec  %9.2f us %6.1f ns/rec  %6u runs %6llu %8.1f us %7.1f ns\n",
+		printf("  %8u  %9.2f us %6.1f ns/rec  %9.2f us %6.1f ns/rec  %5u runs %5llu "
+		       "%7.1f us %7.1f us %3u %7.1f ns\n",
 		       l->records, l->tick_us, l->records ? l->tick_us * 1e3 / l->records : 0,
 		       l->walk_us, l->records ? l->walk_us * 1e3 / l->records : 0, l->drain_runs,
-		       (unsigned long long)l->first_run_resent, l->longest_run_us, l->ns_per_resend);
+		       (unsigned long long)l->first_run_resent, l->mean_run_us, l->longest_run_us,
+		       l->runs_over_1ms, l->ns_per_resend);
 	}
 	return 0;
 }

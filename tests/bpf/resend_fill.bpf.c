@@ -5,7 +5,8 @@
  * proxy_open and resend_track make them: an isn_flows entry waiting for
  * the server's SYN-ACK (FLOW_F_PROXY_OPEN, host_ack one past the SYN's
  * seq), counted in isn_flow_count, and its resend record, the SYN's TCP
- * header, first sent fill.age_ns ago from interface 1. One run makes
+ * header, first sent fill.age_ns ago from interface 1, with its slot of the
+ * first resend's queue (bpf/resend.h). One run makes
  * fill.count of them from flow fill.first on (tests/resend_fill.h). Loaded
  * beside the datapath with its maps shared.
  */
@@ -26,6 +27,7 @@ static long fill_one(__u32 i, void *ctx __maybe_unused)
 	struct flow_state *st = flow_new_get();
 	struct resend_new *rn = bpf_map_lookup_elem(&isn_resend_new, &zero);
 	__u64 now = bpf_ktime_get_coarse_ns();
+	struct resend_queues *q;
 	__u8 *tcp;
 
 	if (!st || !rn)
@@ -52,7 +54,10 @@ static long fill_one(__u32 i, void *ctx __maybe_unused)
 		return 0;
 	flow_count_add(1);
 	fill.made++;
-	if (bpf_map_update_elem(&isn_syn_resend, &rn->key, &rn->r, BPF_NOEXIST))
+	q = resend_queues_get(&rn->queues);
+	if (!q || resend_slot_take(q, 0, &rn->key, resend_due_at(rn->r.first_ns, 0), &rn->slot,
+				   &rn->r.queue_pos) ||
+	    bpf_map_update_elem(&isn_syn_resend, &rn->key, &rn->r, BPF_NOEXIST))
 		fill.untracked++;
 	return 0;
 }
