@@ -157,7 +157,12 @@ static __always_inline int resend_slot_take(struct resend_queues *q, __u32 step,
 	struct resend_slot_key sk = { .netns_ino = netns_ino };
 	long err;
 
-	step &= SYNPROXY_RESEND_STEPS - 1;	/* the verifier sees the index bounded */
+	/*
+	 * The verifier sees the index bounded: kept from clang, which knows a
+	 * caller's step + 1 is, where kernel 6.1's verifier does not.
+	 */
+	barrier_var(step);
+	step &= SYNPROXY_RESEND_STEPS - 1;
 	sk.step = step;
 	sk.pos = __sync_fetch_and_add(&q->tail[step], 1);
 	__builtin_memcpy(&slot->key, fk, sizeof(slot->key));
@@ -251,6 +256,11 @@ static __always_inline int resend_frame(struct __sk_buff *skb, const struct flow
 	__u32 addrs[8] = {};
 	__u8 eth[ETH_HLEN];
 
+	/*
+	 * Checked on the register the stores use: clang 19, knowing the RST's
+	 * length, would drop the check kernel 6.1's verifier needs.
+	 */
+	barrier_var(tcp_len);
 	tcp_len &= 0x3c;
 	if (tcp_len > SYNHDR_MAX_WORDS * 4 || tcp_len < TCP_HLEN_MIN)
 		return -1;
@@ -378,6 +388,7 @@ static __always_inline int resend_next(struct __sk_buff *skb, __u32 step, __u64 
 	q = bpf_map_lookup_elem(&isn_resend_queues, (const void *)&netns_ino);
 	if (!q)
 		return RESEND_WAIT;
+	barrier_var(step);	/* as in resend_slot_take */
 	step &= SYNPROXY_RESEND_STEPS - 1;
 	/* written first: every slot before tail is done with when the two agree (resend_slot_take). */
 	written = __sync_fetch_and_add(&q->written[step], 0);
