@@ -146,6 +146,11 @@ $(BUILD)/bench_sweeper: $(BUILD)/tests/bench_sweeper.o $(BUILD)/tests/map_share.
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
 
+$(BUILD)/bench_resend: $(BUILD)/tests/bench_resend.o $(BUILD)/tests/map_share.o \
+		$(BUILD)/user/json_writer.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
+
 # The least ISN rewriter's loader: bench-conn.sh's floor for the rewrite rows.
 $(BUILD)/least_rewrite: $(BUILD)/tests/least_rewrite.o
 	$(call msg,LINK,$@)
@@ -195,12 +200,13 @@ test-kernels: deps
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/bench_synproxy $(BUILD)/syn_flood \
-		$(BUILD)/verifier_budget $(BUILD)/tcp_xfer $(BUILD)/bench_sweeper $(BUILD)/src_spread.so \
-		$(BUILD)/least_rewrite
+		$(BUILD)/verifier_budget $(BUILD)/tcp_xfer $(BUILD)/bench_sweeper $(BUILD)/bench_resend \
+		$(BUILD)/src_spread.so $(BUILD)/least_rewrite
 	$(Q)$(BUILD)/verifier_budget $(BUILD)/isnguard.bpf.o
 	$(Q)$(BUILD)/bench $(BENCH_ARGS)
 	$(Q)$(BUILD)/bench_synproxy $(BENCH_SYNPROXY_ARGS)
 	$(Q)$(BUILD)/bench_sweeper $(filter --json,$(BENCH_ARGS)) $(BENCH_SWEEPER_ARGS)
+	$(Q)$(BUILD)/bench_resend $(filter --json,$(BENCH_ARGS))
 	$(Q)scripts/bench-synflood.sh $(BUILD) $(BENCH_FLOOD_SECONDS)
 	$(Q)scripts/bench-synflood.sh --gateway $(BUILD) $(BENCH_FLOOD_SECONDS)
 	$(Q)scripts/bench-conn.sh $(filter --json,$(BENCH_ARGS)) $(BENCH_CONN_ARGS) $(BUILD)

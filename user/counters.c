@@ -103,6 +103,18 @@ FAMILY(tr_failures, "synproxy_translate_server_failures_total", "reason",
 FAMILY(tr_untracked, "synproxy_translate_resends_untracked_total", NULL,
        "Translate path: connections opened with no resend slot.");
 
+FAMILY(rs_runs, "resend_runs_total", NULL,
+       "Runs of the resend tick (each query of the tick device, each run handed over to).");
+FAMILY(rs_slots, "resend_slots_total", NULL, "Resend queue slots taken by the tick.");
+static const struct metric_family rs_seconds = {
+	.name = "isnguard_resend_run_seconds_total",
+	.help = "Time the resend tick's runs took.",
+	.nanoseconds = true,
+};
+FAMILY(rs_chained, "resend_runs_chained_total", NULL,
+       "Resend tick runs that stopped at their bound and handed the rest to a next run.");
+FAMILY(rs_slow, "resend_slow_runs_total", NULL, "Resend tick runs that took over 1 ms.");
+
 FAMILY(sw_runs, "sweeper_runs_total", NULL, "Runs of the sweeper's timer.");
 FAMILY(sw_slots, "sweeper_slots_total", NULL, "Sweep slots looked at.");
 static const struct metric_family sw_seconds = {
@@ -196,6 +208,11 @@ const struct counter_desc counter_descs[STAT_COUNT] = {
 	ROW(STAT_PROXY_TABLE_FULL, SECTION_TRANSLATE, &dropped, "translate_table_full"),
 	ROW(STAT_PROXY_CHALLENGE_RST, SECTION_TRANSLATE, &tr_failures, "challenge_reset"),
 
+	ROW(STAT_RESEND_RUNS, SECTION_TRANSLATE, &rs_runs, NULL),
+	ROW(STAT_RESEND_SLOTS, SECTION_TRANSLATE, &rs_slots, NULL),
+	ROW(STAT_RESEND_NS, SECTION_TRANSLATE, &rs_seconds, NULL),
+	ROW(STAT_RESEND_CHAINED, SECTION_TRANSLATE, &rs_chained, NULL),
+	ROW(STAT_RESEND_LONG_RUNS, SECTION_TRANSLATE, &rs_slow, NULL),
 	ROW(STAT_SWEEP_RUNS, SECTION_SWEEPER, &sw_runs, NULL),
 	ROW(STAT_SWEEP_SLOTS, SECTION_SWEEPER, &sw_slots, NULL),
 	ROW(STAT_SWEEP_NS, SECTION_SWEEPER, &sw_seconds, NULL),

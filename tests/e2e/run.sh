@@ -566,7 +566,8 @@ if name == "isn_flows":
         "flags": 2 | 4 | 256, "hash": 1, "host_ack": 0x44444444, "host_snd_nxt": 0x55555555,
         "ts_delta": 0x66666666, "peer_tsval": 0x77777777, "peer_window": 0x1234,
         "wscale_host": 1, "wscale_wire": 2, "peer_wscale_wire": 3, "peer_wscale_host": 4,
-        "open_cpu": 1, "created_ns": created, "last_seen_ns": now, "pad": [0] * 40}))
+        "open_cpu": 1, "created_ns": created, "last_seen_ns": now, "late_acks": 0,
+        "pad": [0] * 36}))
 print(name, len(entries), "entries in the 64-byte layout")
 PY
 	done
