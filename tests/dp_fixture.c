@@ -348,6 +348,19 @@ bool dp_set_syn_rate(uint16_t port, const struct syn_rate *rate)
 	return true;
 }
 
+bool dp_get_syn_rate(uint16_t port, struct syn_rate *rate)
+{
+	uint32_t index = port;
+
+	if (!loaded("dp_get_syn_rate"))
+		return false;
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.isn_syn_rate), &index, rate)) {
+		FAIL("read syn rate: %s", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
 static bool config_update(void (*change)(struct isn_config *, const uint32_t *), const uint32_t *v)
 {
 	struct isn_config cfg;

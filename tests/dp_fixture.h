@@ -99,6 +99,7 @@ bool dp_set_key_gen(uint32_t key_gen, uint64_t rotated_ns);
 bool dp_set_key_slot(uint32_t slot, const struct isn_key *key);
 /* The auto-mode rate record of a port. */
 bool dp_set_syn_rate(uint16_t port, const struct syn_rate *rate);
+bool dp_get_syn_rate(uint16_t port, struct syn_rate *rate);
 
 /* Empties both flow tables, so a test sees only its own flows (the sweeper takes every idle one). */
 bool dp_flows_clear(void);

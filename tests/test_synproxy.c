@@ -1083,7 +1083,46 @@ static void sleep_until_coarse(uint64_t t)
  * inside a window that began 0.9 s before: the SYN after the window's
  * second judges the burst. 500 in the window stays below 1000/s; 3000 is
  * above it and switches cookies on.
+ *
+ * The judgement depends on when things ran, which a loaded machine can
+ * stretch: the burst's last SYN must be inside its window (the map's
+ * last_syn_ns) and the judging SYN come less than a second after it
+ * (else the port counts as quiet, rate 0). A phase whose clock readings
+ * show either broken is run again, up to 5 times, and said so in the log;
+ * the verdicts are asserted only on a phase that ran as designed.
  */
+#define AUTO_BURST_ATTEMPTS 5
+
+struct auto_burst_run {
+	uint32_t burst_verdict, verdict;
+	uint64_t start, burst_end, judged, passed, burst_passed, on; /* burst_end: its last SYN */
+};
+
+/* One phase: the burst, then, past the window's second, one SYN. */
+static bool auto_burst_run(const uint8_t *in, size_t in_len, uint32_t burst,
+			   struct auto_burst_run *r)
+{
+	struct syn_rate rate;
+
+	r->start = mono_coarse_ns() - 900000000ULL;
+	rate = (struct syn_rate){ .window_start_ns = r->start, .last_syn_ns = r->start };
+	if (!dp_set_syn_rate(SP_PORT, &rate))
+		return false;
+	r->passed = dp_stat(STAT_SYN_PASSED_AUTO);
+	r->on = dp_stat(STAT_AUTO_ON);
+	if (!dp_run_repeat(DP_XDP_INGRESS, in, in_len, burst, &r->burst_verdict))
+		return false;
+	r->burst_passed = dp_stat(STAT_SYN_PASSED_AUTO);
+	if (!dp_get_syn_rate(SP_PORT, &rate))
+		return false;
+	r->burst_end = rate.last_syn_ns;
+	sleep_until_coarse(r->start + 1000000000ULL + 10000000ULL);
+	if (!dp_run_repeat(DP_XDP_INGRESS, in, in_len, 1, &r->verdict))
+		return false;
+	r->judged = mono_coarse_ns();
+	return true;
+}
+
 TEST(test_synproxy_auto_rate_measured_from_a_burst_of_syns)
 {
 	static const struct syn_row plain = { .family = 4, .mss = 1460, .wscale = 7,
@@ -1104,25 +1143,28 @@ TEST(test_synproxy_auto_rate_measured_from_a_burst_of_syns)
 	syn_spec(&plain, SP_PORT, &s);
 	in_len = pkt_build(&s, in, sizeof(in));
 	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
-		uint64_t start = mono_coarse_ns() - 900000000ULL, passed, on;
-		struct syn_rate rate = { .window_start_ns = start, .last_syn_ns = start };
-		uint32_t verdict;
+		struct auto_burst_run r;
+		int attempt;
 
 		test_case_begin("%s", phases[i].name);
-		if (!dp_set_syn_rate(SP_PORT, &rate))
+		for (attempt = 1; attempt <= AUTO_BURST_ATTEMPTS; attempt++) {
+			if (!auto_burst_run(in, in_len, phases[i].burst, &r))
+				return;
+			if (r.burst_end < r.start + 1000000000ULL &&
+			    r.judged - r.burst_end < 900000000ULL)
+				break;
+			test_log("%s: attempt %d ran late (burst ended %.3f s into its window, "
+				 "judged %.3f s after it): run again", phases[i].name, attempt,
+				 (r.burst_end - r.start) / 1e9, (r.judged - r.burst_end) / 1e9);
+		}
+		if (!ASSERT_TRUE(attempt <= AUTO_BURST_ATTEMPTS,
+				 "a burst inside its window, judged within 0.9 s of its end"))
 			return;
-		passed = dp_stat(STAT_SYN_PASSED_AUTO);
-		on = dp_stat(STAT_AUTO_ON);
-		if (!dp_run_repeat(DP_XDP_INGRESS, in, in_len, phases[i].burst, &verdict))
-			return;
-		ASSERT_EQ(verdict, XDP_PASS_VERDICT, "the burst, inside the window");
-		ASSERT_EQ(dp_stat(STAT_SYN_PASSED_AUTO), passed + phases[i].burst,
+		ASSERT_EQ(r.burst_verdict, XDP_PASS_VERDICT, "the burst, inside the window");
+		ASSERT_EQ(r.burst_passed, r.passed + phases[i].burst,
 			  "syn_passed_auto during the burst");
-		sleep_until_coarse(start + 1000000000ULL + 10000000ULL);
-		if (!dp_run_repeat(DP_XDP_INGRESS, in, in_len, 1, &verdict))
-			return;
-		ASSERT_EQ(verdict, phases[i].verdict, "the SYN after the window");
-		ASSERT_EQ(dp_stat(STAT_AUTO_ON), on + (phases[i].verdict == XDP_TX_VERDICT),
+		ASSERT_EQ(r.verdict, phases[i].verdict, "the SYN after the window");
+		ASSERT_EQ(dp_stat(STAT_AUTO_ON), r.on + (phases[i].verdict == XDP_TX_VERDICT),
 			  "synproxy_auto_on");
 	}
 }
