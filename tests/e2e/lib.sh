@@ -477,6 +477,19 @@ nstat_get() { # NS COUNTER
 	in_ns "$1" nstat -asz "$2" 2>/dev/null | awk -v c="$2" '$1 == c {print $2; exit}'
 }
 
+# Every SNMP/netstat counter of NS, absolute ("Name value" lines), into FILE.
+nstat_snap() { # NS FILE
+	in_ns "$1" nstat -asz >"$2" || fail "nstat in $1"
+}
+
+# The counters named by the regex PATTERN that moved from snapshot FILE0 to
+# FILE1, as "Name+delta" words on one line (empty when none moved).
+nstat_moved() { # FILE0 FILE1 PATTERN
+	awk -v pat="$3" '
+		FNR == NR { if ($1 ~ pat) before[$1] = $2; next }
+		$1 ~ pat && $2 != before[$1] { printf "%s+%d ", $1, $2 - before[$1] }' "$1" "$2"
+}
+
 # ---- real servers and clients: nginx, wrk, ab, curl ----
 
 # The body nginx answers every request with (NGINX_BODY_BYTES, default 612,

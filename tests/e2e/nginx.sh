@@ -11,8 +11,12 @@
 # that gives the listener two request sockets for one connection (issue 17:
 # the first request right after the cookie ACK) shows as a passive open in
 # A that no active open in B matches, and, since the kernel then drops the
-# segment the second one came with, as a retransmission by B: on these
-# lossless veths B retransmits nothing otherwise.
+# segment the second one came with, as a retransmission by B. On these
+# veths B retransmits next to nothing otherwise: at 20,000 connections a
+# second a run once counted 1 segment in 65,908 connections with the
+# passive opens exact, so up to 1 per 10,000 connections is allowed, and
+# which kind each was (B's TcpExt counters: SYN resent, RTO, loss probe)
+# and what A dropped or refused is logged whenever B retransmitted any.
 
 NGX_WRK_SECONDS=3
 NGX_WRK_CONNS=16
@@ -63,6 +67,7 @@ ngx_counters() {
 check_nginx_clients() { # FAMILY SERVER_CPU RETRANS(none|any)
 	local fam=$1 cpu=$2 retrans=$3 url req secs econn eread ewrite etimeout non2xx
 	local p0 a0 r0 x0 p1 a1 r1 x1 passive active twice complete failed out i counts
+	local a_start resent allowed
 	require_cmd nginx wrk ab curl
 	is_baseline && cpu=$NGX_CPU_SHARED
 	url=$(http_url "$(addr_of A "$fam")" "$SP_PORT")
@@ -74,6 +79,9 @@ check_nginx_clients() { # FAMILY SERVER_CPU RETRANS(none|any)
 	# so A may count up to NGX_WRK_CONNS fewer, never more.
 	counts=$(ngx_counters) || fail "counters: isng stats --json"
 	read -r p0 a0 r0 x0 <<<"$counts"
+	a_start=$a0
+	nstat_snap "$NS_A" "$E2E_WORK/nstat-a.0"
+	nstat_snap "$NS_B" "$E2E_WORK/nstat-b.0"
 	wrk_run "$NS_B" "$url" close "$NGX_WRK_CONNS" "$NGX_WRK_SECONDS" "$E2E_WORK/wrk.out" ||
 		fail "wrk: $(tail -n 1 "$E2E_WORK/wrk.out")"
 	counts=$(ngx_counters) || fail "counters: isng stats --json"
@@ -126,10 +134,22 @@ check_nginx_clients() { # FAMILY SERVER_CPU RETRANS(none|any)
 		[ $((p1 - p0)) -ge $((a1 - a0)) ] && [ $((p1 - p0)) -le $((a1 - a0 + x1 - x0)) ] ||
 			fail "passive opens in A for ab and curl: expected B's $((a1 - a0)) active opens (+ up to $((x1 - x0)) ACKs sent twice), actual $((p1 - p0))"
 	fi
+	resent=$((r1 - r0))
+	if [ "$resent" -gt 0 ]; then
+		nstat_snap "$NS_A" "$E2E_WORK/nstat-a.1"
+		nstat_snap "$NS_B" "$E2E_WORK/nstat-b.1"
+		log "segments B retransmitted (wrk, ab, curl): $resent; B's counters moved:" \
+			"$(nstat_moved "$E2E_WORK/nstat-b.0" "$E2E_WORK/nstat-b.1" \
+				'^TcpExt.*(Retrans|Timeout|LossProbe|Spurious|Recovery|Reorder)')"
+		log "A's counters moved:" \
+			"$(nstat_moved "$E2E_WORK/nstat-a.0" "$E2E_WORK/nstat-a.1" \
+				'^(TcpExt.*(Drop|Overflow|Abort|Syncookies|Reset|Fail)|Tcp(InErrs|OutRsts|AttemptFails|EstabResets))')"
+	fi
 	if [ "$retrans" = none ]; then
-		assert_eq "$((r1 - r0))" 0 "segments B retransmitted over lossless veths (wrk, ab, curl)"
-	else
-		log "segments B retransmitted (wrk, ab, curl): $((r1 - r0))"
+		allowed=$(((a1 - a_start) / 10000))
+		[ "$resent" -le "$allowed" ] ||
+			fail "segments B retransmitted over the veths (wrk, ab, curl): expected <= $allowed (1 per 10,000 of B's $((a1 - a_start)) connections), actual $resent"
+		log "ok: segments B retransmitted (wrk, ab, curl) = $resent (<= $allowed, 1 per 10,000 of B's $((a1 - a_start)) connections)"
 	fi
 	isng_log_counters
 }
