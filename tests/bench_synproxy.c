@@ -16,8 +16,9 @@
  *   a restoring harness that tail-calls the program under test; the
  *   harness's cost (measured with an empty XDP_TX behind it) is subtracted.
  * - Where isnguard's answer goes: programs that stop after each step
- *   (tests/bpf/bench_steps.bpf.c), and the listener and route lookups
- *   alone (bench_listener_lookup, bench_fib_lookup).
+ *   (tests/bpf/bench_steps.bpf.c), through the same harness, and the
+ *   listener and route lookups alone (bench_listener_lookup,
+ *   bench_fib_lookup, over the empty XDP_TX program).
  * - An established segment (ACK with timestamps) of a real loopback
  *   connection, to a protected and to an unprotected port, through the tc
  *   filter beside XDP (isnguard_tc_cookie) and the tc ingress program,
@@ -440,25 +441,12 @@ static double over(const struct bcase *c, const struct bcase *base)
 	return d[nrounds / 2];
 }
 
-/* (a - a_base) - (b - b_base), the median of the rounds' own. */
-static double over_diff(const struct bcase *a, const struct bcase *a_base, const struct bcase *b,
-			const struct bcase *b_base)
-{
-	double d[MAX_ROUNDS];
-
-	for (unsigned long i = 0; i < nrounds; i++)
-		d[i] = (a->round_ns[i] - (a_base ? a_base->round_ns[i] : 0)) -
-		       (b->round_ns[i] - (b_base ? b_base->round_ns[i] : 0));
-	qsort(d, nrounds, sizeof(double), cmp_double);
-	return d[nrounds / 2];
-}
-
 /* The SYN cases of one forwarding setting. */
 struct syn_set {
 	struct bcase *harness[2], *kernel[2], *isng[2], *reflect[2];	/* [0] IPv4, [1] IPv6 */
 	struct bcase *harness_tc[2], *isng_tc[2];
 	struct bcase *lookup[2], *fib[2];
-	struct bcase *step_decide[2], *step_csum[2], *step_cookie[2];	/* no harness */
+	struct bcase *step_decide[2], *step_csum[2], *step_cookie[2];
 	struct bcase *ack_valid, *ack_bad, *kernel_check;
 };
 
@@ -503,11 +491,11 @@ static void add_syn_set(struct syn_set *set, int forwarding, struct bench_syn *b
 		set->fib[f] = add(NAME("route lookup alone (bpf_fib_lookup), %s, %s", fam[f], fwd),
 				  bs->progs.bench_fib_lookup, NULL, frame, len);
 		set->step_decide[f] = add(NAME("isnguard steps: the decision, %s, %s", fam[f], fwd),
-					  steps->progs.bench_step_decide, NULL, frame, len);
+					  restore, steps->progs.bench_step_decide, frame, len);
 		set->step_csum[f] = add(NAME("isnguard steps: + checksum check, %s, %s", fam[f],
-					     fwd), steps->progs.bench_step_csum, NULL, frame, len);
+					     fwd), restore, steps->progs.bench_step_csum, frame, len);
 		set->step_cookie[f] = add(NAME("isnguard steps: + cookie MAC, %s, %s", fam[f], fwd),
-					  steps->progs.bench_step_cookie, NULL, frame, len);
+					  restore, steps->progs.bench_step_cookie, frame, len);
 	}
 	len = cookie_ack(0, false, frame);
 	set->ack_valid = add(NAME("cookie ACK, valid (this slot), isnguard_tc_cookie, %s", fwd),
@@ -551,11 +539,11 @@ static void print_syn_set(const struct syn_set *set, int forwarding, const struc
 				   set->harness[f], rounds));
 		printf("  %s isnguard's steps: decision %.1f ns (in it: listener lookup %.1f, route "
 		       "lookup %.1f, measured alone), checksum check %.1f, cookie MAC %.1f, the "
-		       "SYN-ACK written %.1f\n", fam[f], over(set->step_decide[f], empty_tx),
+		       "SYN-ACK written %.1f\n", fam[f], over(set->step_decide[f], set->harness[f]),
 		       over(set->lookup[f], empty_tx), over(set->fib[f], empty_tx),
 		       over(set->step_csum[f], set->step_decide[f]),
 		       over(set->step_cookie[f], set->step_csum[f]),
-		       over_diff(set->isng[f], set->harness[f], set->step_cookie[f], empty_tx));
+		       over(set->isng[f], set->step_cookie[f]));
 	}
 	printf("Cookie ACK (IPv4, timestamps) to the listener, forwarding %s, over an empty tc "
 	       "program:\n", forwarding ? "on" : "off");

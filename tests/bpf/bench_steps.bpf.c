@@ -3,8 +3,9 @@
  * Where isnguard_xdp's SYN answer spends its time (tests/bench_synproxy.c):
  * the datapath itself, and programs that stop after each step of
  * synproxy_syn_answer, loaded on the datapath's maps. Each leaves the SYN
- * as it came (XDP_TX when the step said "answer", else XDP_ABORTED), so it
- * runs with no harness; the differences between them are the steps' costs:
+ * as it came (XDP_TX when the step said "answer", else XDP_ABORTED), and
+ * runs behind the same harness as the whole answer; the differences between
+ * them are the steps' costs:
  * - decide: the parse, then synproxy_syn (the port, the destination and
  *   martian checks, the option parse, the listener lookup, the route);
  * - + checksum: synproxy_syn_csum;
