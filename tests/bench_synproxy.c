@@ -76,6 +76,8 @@ struct bcase {
 	int target_fd;		/* harness cases: what bench_target holds, else -1 */
 	bool tc;		/* a tc harness: the target goes in bench_target_tc */
 	int forwarding;		/* the namespace's forwarding in its runs: 0, 1, or -1 either */
+	int cookie_slots_back;	/* a cookie ACK made again each round (cookie_ack), or -1 */
+	bool cookie_bad_mac;
 	uint8_t frame[PKT_MAX_LEN];
 	size_t len;
 	double ns[MAX_ROUNDS];	/* sorted once the rounds are done */
@@ -110,6 +112,7 @@ static struct bcase *add(const char *name, struct bpf_program *prog, struct bpf_
 	c->prog_fd = bpf_program__fd(prog);
 	c->target_fd = target ? bpf_program__fd(target) : -1;
 	c->forwarding = -1;
+	c->cookie_slots_back = -1;
 	memcpy(c->frame, frame, len);
 	c->len = len;
 	return c;
@@ -446,7 +449,7 @@ struct syn_set {
 	struct bcase *harness[2], *kernel[2], *isng[2], *reflect[2];	/* [0] IPv4, [1] IPv6 */
 	struct bcase *harness_tc[2], *isng_tc[2];
 	struct bcase *lookup[2], *fib[2];
-	struct bcase *step_decide[2], *step_csum[2], *step_cookie[2];
+	struct bcase *step_decide[2], *step_csum[2], *step_cookie[2], *step_answer[2];
 	struct bcase *ack_valid, *ack_bad, *kernel_check;
 };
 
@@ -496,15 +499,21 @@ static void add_syn_set(struct syn_set *set, int forwarding, struct bench_syn *b
 					     fwd), restore, steps->progs.bench_step_csum, frame, len);
 		set->step_cookie[f] = add(NAME("isnguard steps: + cookie MAC, %s, %s", fam[f], fwd),
 					  restore, steps->progs.bench_step_cookie, frame, len);
+		set->step_answer[f] = add(NAME("isnguard steps: + the SYN-ACK written, %s, %s",
+					       fam[f], fwd), restore, steps->progs.bench_step_answer,
+					  frame, len);
 	}
 	len = cookie_ack(0, false, frame);
 	set->ack_valid = add(NAME("cookie ACK, valid (this slot), isnguard_tc_cookie, %s", fwd),
 			     dp->progs.isnguard_tc_cookie, NULL, frame, len);
+	set->ack_valid->cookie_slots_back = 0;
 	set->kernel_check = add(NAME("cookie ACK, kernel check helper + listener lookup, %s", fwd),
 				bs->progs.bench_kernel_check4, NULL, frame, len);
 	len = cookie_ack(0, true, frame);
 	set->ack_bad = add(NAME("cookie ACK, bad MAC, isnguard_tc_cookie, %s", fwd),
 			   dp->progs.isnguard_tc_cookie, NULL, frame, len);
+	set->ack_bad->cookie_slots_back = 0;
+	set->ack_bad->cookie_bad_mac = true;
 #undef NAME
 	for (size_t i = first; i < ncases; i++)
 		cases[i].forwarding = forwarding;
@@ -634,12 +643,18 @@ int main(int argc, char **argv)
 	ack_valid_prev = add("cookie ACK, valid (previous slot), isnguard_tc_cookie",
 			     dp->progs.isnguard_tc_cookie, NULL, frame, len);
 	ack_valid_prev->forwarding = 0;
+	ack_valid_prev->cookie_slots_back = 1;
 	if (!sets[0].ack_valid->len || !ack_valid_prev->len || !sets[0].ack_bad->len) {
 		fprintf(stderr, "bench_synproxy: the reference cookie: no SipHash in libcrypto\n");
 		return 1;
 	}
 
 	for (unsigned long r = 0; r < rounds; r++) {
+		/* Made again each round: a run of the bench outlasts a cookie slot. */
+		for (size_t i = 0; i < ncases; i++)
+			if (cases[i].cookie_slots_back >= 0)
+				cases[i].len = cookie_ack((uint32_t)cases[i].cookie_slots_back,
+							  cases[i].cookie_bad_mac, cases[i].frame);
 		for (size_t i = 0; i < ncases; i++) {
 			int err = run_case(&cases[i], bpf_map__fd(bs->maps.bench_target),
 					   bpf_map__fd(bs->maps.bench_target_tc), repeat,

@@ -14,19 +14,25 @@
  */
 #include "isnguard.bpf.c"
 
-enum bench_step { STEP_DECIDE, STEP_CSUM, STEP_COOKIE };
+enum bench_step { STEP_DECIDE, STEP_CSUM, STEP_COOKIE, STEP_ANSWER };
+
+/* Where the cookie step leaves its cookie, so that clang cannot drop the hash. */
+__u32 bench_cookie_sink;
 
 __noinline int bench_step_cookie_xdp(struct xdp_md *xdp, const struct pkt *pkt_arg,
 				     const struct synack_plan *plan)
 {
 	struct ctx c = { .ctx = xdp, .kind = CTX_XDP };
-	__u32 cookie, tsval = 0;
+	__u32 cookie = 0, tsval = 0;
 	struct pkt p;
+	int err;
 
 	if (!pkt_arg || !plan)
 		return -1;
 	p = *pkt_arg;
-	return synproxy_cookie(&c, &p, plan, &cookie, &tsval);
+	err = synproxy_cookie(&c, &p, plan, &cookie, &tsval);
+	*(volatile __u32 *)&bench_cookie_sink = cookie ^ tsval;
+	return err;
 }
 
 static __always_inline int bench_step(struct xdp_md *xdp, enum bench_step last)
@@ -40,8 +46,11 @@ static __always_inline int bench_step(struct xdp_md *xdp, enum bench_step last)
 		return XDP_ABORTED;
 	if (last >= STEP_CSUM && synproxy_syn_csum(xdp, &pkt))
 		return XDP_ABORTED;
-	if (last >= STEP_COOKIE && bench_step_cookie_xdp(xdp, &pkt, &plan))
+	if (last == STEP_COOKIE && bench_step_cookie_xdp(xdp, &pkt, &plan))
 		return XDP_ABORTED;
+	if (last == STEP_ANSWER)
+		return synproxy_answer_xdp(xdp, &pkt, &plan) == STAT_COOKIE_SENT ? XDP_TX
+									     : XDP_ABORTED;
 	return XDP_TX;
 }
 
@@ -61,4 +70,10 @@ SEC("xdp")
 int bench_step_cookie(struct xdp_md *xdp)
 {
 	return bench_step(xdp, STEP_COOKIE);
+}
+
+SEC("xdp")
+int bench_step_answer(struct xdp_md *xdp)
+{
+	return bench_step(xdp, STEP_ANSWER);
 }
