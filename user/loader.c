@@ -330,7 +330,7 @@ static int write_state(struct isnguard *skel, const struct attach_request *req, 
 		       uint32_t max_flows, struct kept_maps *km)
 {
 	char msg[128];
-	int err = copy_kept_maps(skel, km);
+	int addrs, err = copy_kept_maps(skel, km);
 
 	if (err) {
 		libbpf_message(msg, sizeof(msg), err);
@@ -360,10 +360,10 @@ static int write_state(struct isnguard *skel, const struct attach_request *req, 
 	err = state_start_sweeper(skel, req->ifname);
 	if (err)
 		return err;
-	err = local_addrs_fill(bpf_map__fd(skel->maps.isn_local_addrs), netns_inode());
-	if (err < 0)	/* not fatal: every destination takes the route lookup then */
+	addrs = local_addrs_fill(bpf_map__fd(skel->maps.isn_local_addrs), netns_inode());
+	if (addrs < 0)	/* not fatal: every destination takes the route lookup then */
 		fprintf(stderr, "%s: warning: attach %s: this namespace's addresses: %s\n", PROG_NAME,
-			req->ifname, strerror(-err));
+			req->ifname, strerror(-addrs));
 	if (req->synproxy) {
 		err = write_synproxy(skel, req->synproxy);
 		if (err)
