@@ -44,7 +44,8 @@ CLI_LIBS = $(USER_LIBS) $(shell $(PKG_CONFIG) --libs libmicrohttpd libsystemd 2>
 CLI_SRCS := $(wildcard user/*.c) $(wildcard user/ref/*.c)
 CLI_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(CLI_SRCS))
 # What tests and bench reuse from userspace.
-SHARED_OBJS := $(BUILD)/user/ref/isn_ref.o $(BUILD)/user/ref/cookie_ref.o $(BUILD)/user/json_writer.o $(BUILD)/user/parse.o
+SHARED_OBJS := $(BUILD)/user/ref/isn_ref.o $(BUILD)/user/ref/cookie_ref.o $(BUILD)/user/json_writer.o $(BUILD)/user/parse.o \
+	       $(BUILD)/user/local_addrs.o
 
 # BPF objects: the datapath (bpf/*.bpf.c) and test-only programs (tests/bpf/*.bpf.c).
 BPF_SRCS := $(wildcard bpf/*.bpf.c) $(wildcard tests/bpf/*.bpf.c)
@@ -137,7 +138,8 @@ $(BUILD)/syn_flood: tests/e2e/syn_flood.c | $(BUILD)
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@
 
 $(BUILD)/bench_synproxy: $(BUILD)/tests/bench_synproxy.o $(BUILD)/tests/pkt.o \
-		$(BUILD)/tests/map_share.o $(BUILD)/user/ref/cookie_ref.o $(BUILD)/user/ref/isn_ref.o
+		$(BUILD)/tests/map_share.o $(BUILD)/user/ref/cookie_ref.o $(BUILD)/user/ref/isn_ref.o \
+		$(BUILD)/user/local_addrs.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
 

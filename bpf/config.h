@@ -34,6 +34,13 @@ struct {
 	__type(value, struct link_info);
 } isn_links SEC(".maps");
 
+/*
+ * Set by the loader: the network namespace of the interfaces this object
+ * is attached to. Maps shared by attachments in every namespace key their
+ * entries with it (bpf/resend.h, bpf/local_addr.h).
+ */
+const volatile __u64 netns_ino = 0;
+
 static __always_inline struct isn_config *config_get(void)
 {
 	__u32 zero = 0;

@@ -18,6 +18,7 @@
 #include "csum.h"
 #include "ctx.h"
 #include "flow.h"
+#include "local_addr.h"
 #include "parse.h"
 #include "proxy.h"
 #include "route.h"
@@ -543,11 +544,11 @@ static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *p
 	if (state >= 0 && state != BPF_TCP_LISTEN)
 		return STAT_SYN_PASSED_SOCKET;	/* TIME_WAIT reuse, challenge ACK: the stack's call */
 	/*
-	 * Where the SYN goes (bpf/route.h), whatever listener the lookup found:
+	 * Where the SYN goes (bpf/route.h, bpf/local_addr.h), whatever listener the lookup found:
 	 * a wildcard one matches any destination. The cookie ACK takes the same
 	 * decision (synproxy_ack_pre).
 	 */
-	route = route_of(c, pkt);
+	route = route_of_dst(c, pkt);
 	if (route == ROUTE_NONE || (route == ROUTE_FORWARDED && sp->path == SYNPROXY_PATH_LOCAL))
 		return STAT_SYN_NOT_LOCAL;	/* not this host's, nor one it proxies for */
 	if (route == ROUTE_LOCAL && state < 0)
@@ -998,7 +999,7 @@ __noinline int synproxy_ack_pre(struct __sk_buff *skb, const struct pkt *pkt_arg
 	 * one the SYN proxy left to the stack (no route, or forwarded with
 	 * the local path alone) holds no cookie of ours.
 	 */
-	route = route_of(c, pkt);
+	route = route_of_dst(c, pkt);
 	if (route == ROUTE_NONE || (route == ROUTE_FORWARDED && sp->path == SYNPROXY_PATH_LOCAL))
 		return SYNPROXY_NOT_MINE;
 	if (route == ROUTE_LOCAL && state < 0)

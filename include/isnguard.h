@@ -589,6 +589,24 @@ struct link_key {
 	__u32 pad;
 };
 
+/*
+ * isn_local_addrs (bpf/local_addr.h): the addresses of a network namespace,
+ * which attach writes from the namespace's address list, so that a SYN to
+ * one of them is known local without a route lookup. The value: when the
+ * route last confirmed it (CLOCK_MONOTONIC coarse ns; 0: never).
+ */
+#define ISN_LOCAL_ADDRS_MAX 4096
+struct local_addr_key {
+	__u64 netns_ino;	/* inode of the network namespace */
+	__u8 family;		/* FLOW_FAMILY_IPV4 or _IPV6 */
+	__u8 pad[7];
+	__u8 addr[16];		/* IPv4 in the first 4 bytes, the rest zero */
+};
+
+struct local_addr {
+	__u64 checked_ns;
+};
+
 /* Where the peer's segments are translated. */
 enum link_ingress {
 	LINK_INGRESS_XDP_NATIVE = 1,
@@ -668,6 +686,7 @@ struct isn_prof {
 #define ISN_MAP_SYN_RESEND "isn_syn_resend"
 #define ISN_MAP_RESEND_QUEUES "isn_resend_queues"
 #define ISN_MAP_RESEND_SLOTS "isn_resend_slots"
+#define ISN_MAP_LOCAL_ADDRS "isn_local_addrs"
 /* the tick program, pinned by attach so apply and synproxy can put the tick back (user/loader.c) */
 #define ISN_PIN_TICK_PROG "isnguard_tc_tick"
 /* userspace's record of the build attached to each link (user/links.c): SHA-256 of the BPF object */

@@ -3,12 +3,22 @@
  * make bench, second part: the SYN proxy's per-packet costs beside baselines
  * from the same run (this machine is shared and noisy).
  *
- * - SYN -> SYN-ACK: isnguard_xdp against an empty XDP_TX program and against
- *   bench_kernel_synack4, the same SYN-ACK built with the kernel's
- *   bpf_tcp_raw_gen_syncookie_ipv4 (tests/bpf/bench_syn.bpf.c). Each run
- *   starts from the SYN again through a restoring harness that tail-calls
- *   the program under test; the harness's cost (measured with an empty
- *   XDP_TX behind it) is subtracted.
+ * Everything runs in a network namespace of the bench's own, whose lo holds
+ * the SYNs' destinations; the SYN and cookie ACK cases run twice, with the
+ * namespace's forwarding off and on (a gateway), interleaved.
+ *
+ * - SYN -> SYN-ACK: isnguard_xdp (and isnguard_tc_ingress with syn_at_tc)
+ *   against bench_kernel_synack4/6, the same SYN-ACK built with the
+ *   kernel's bpf_tcp_raw_gen_syncookie_ipv4/6 after the same listener
+ *   lookup, and against bench_reflect, the floor of any XDP responder
+ *   (swap MACs, addresses and ports, XDP_TX); each also as SYN-ACKs a
+ *   second per core (1e9 / ns). Each run starts from the SYN again through
+ *   a restoring harness that tail-calls the program under test; the
+ *   harness's cost (measured with an empty XDP_TX behind it) is subtracted.
+ * - Where isnguard's answer goes: programs that stop after each step
+ *   (tests/bpf/bench_steps.bpf.c), through the same harness, and the
+ *   listener and route lookups alone (bench_listener_lookup,
+ *   bench_fib_lookup, over the empty XDP_TX program).
  * - An established segment (ACK with timestamps) of a real loopback
  *   connection, to a protected and to an unprotected port, through the tc
  *   filter beside XDP (isnguard_tc_cookie) and the tc ingress program,
@@ -18,10 +28,14 @@
  *   reference made in the current slot, one made in the previous slot, and
  *   one with a bad MAC. A valid one ends in bpf_sk_assign_tcp_reqsk, which
  *   refuses a test run's skb (tests/test_synproxy.c says why): the cost is
- *   the check's and the kfunc's refusal, not a connection's.
+ *   the check's and the kfunc's refusal, not a connection's. Beside them
+ *   bench_kernel_check4: the listener lookup and the kernel's
+ *   bpf_tcp_raw_check_syncookie_ipv4 on the same ACK.
  *
- * ns per run = wall time of one BPF_PROG_TEST_RUN of --repeat runs / repeat
- * (0.1 ns resolution); the median of --rounds interleaved rounds.
+ * ns per run = this thread's CPU time over one BPF_PROG_TEST_RUN of --repeat
+ * runs / repeat (0.1 ns resolution): on a shared machine, time the thread
+ * spent preempted is not counted, which wall time counted. The median of
+ * --rounds interleaved rounds.
  *
  * Usage: bench_synproxy [--repeat N] [--rounds N]
  */
@@ -32,15 +46,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
+#include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bench_steps.skel.h"
 #include "bench_syn.skel.h"
 #include "isnguard.h"
 #include "isnguard.skel.h"
+#include "local_addrs.h"
 #include "map_share.h"
 #include "pkt.h"
 #include "ref/cookie_ref.h"
@@ -56,20 +75,24 @@ struct bcase {
 	int prog_fd;
 	int target_fd;		/* harness cases: what bench_target holds, else -1 */
 	bool tc;		/* a tc harness: the target goes in bench_target_tc */
+	int forwarding;		/* the namespace's forwarding in its runs: 0, 1, or -1 either */
+	int cookie_slots_back;	/* a cookie ACK made again each round (cookie_ack), or -1 */
+	bool cookie_bad_mac;
 	uint8_t frame[PKT_MAX_LEN];
 	size_t len;
-	double ns[MAX_ROUNDS];
+	double ns[MAX_ROUNDS];	/* sorted once the rounds are done */
+	double round_ns[MAX_ROUNDS];	/* in the rounds' order */
 	double median;
 };
 
-static struct bcase cases[24];
+static struct bcase cases[80];
 static size_t ncases;
 
-static double now_ns(void)
+static double thread_cpu_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
@@ -88,6 +111,8 @@ static struct bcase *add(const char *name, struct bpf_program *prog, struct bpf_
 	c->name = name;
 	c->prog_fd = bpf_program__fd(prog);
 	c->target_fd = target ? bpf_program__fd(target) : -1;
+	c->forwarding = -1;
+	c->cookie_slots_back = -1;
 	memcpy(c->frame, frame, len);
 	c->len = len;
 	return c;
@@ -125,6 +150,80 @@ static int connect_loopback(uint16_t port, uint16_t *sport)
 		return -1;
 	*sport = ntohs(a.sin_port);
 	return fd;
+}
+
+static bool write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	bool ok = f && fputs(text, f) >= 0;
+
+	return f && !fclose(f) && ok;
+}
+
+/* in6_ifreq of <linux/ipv6.h>, which clashes with <netinet/in.h>. */
+struct bench_in6_ifreq {
+	struct in6_addr addr;
+	uint32_t prefixlen;
+	int ifindex;
+};
+
+/*
+ * A network namespace of the bench's own, so that forwarding can be
+ * switched on and off between cases: lo up with the SYNs' destinations,
+ * 10.0.0.1/32 and 2001:db8::1/128, as the host's own addresses. Test runs
+ * come in on lo, and look sockets and routes up here.
+ */
+static int bench_netns(void)
+{
+	struct ifreq ifr = { 0 };
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
+	struct bench_in6_ifreq r6 = { .prefixlen = 128 };
+	int fd, fd6, err = 0;
+
+	if (unshare(CLONE_NEWNET))
+		return -1;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	fd6 = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (fd < 0 || fd6 < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr))
+		err = -1;
+	ifr.ifr_flags |= IFF_UP;
+	if (!err && ioctl(fd, SIOCSIFFLAGS, &ifr))
+		err = -1;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo:9");
+	sin->sin_family = AF_INET;
+	inet_pton(AF_INET, "10.0.0.1", &sin->sin_addr);
+	if (!err && ioctl(fd, SIOCSIFADDR, &ifr))
+		err = -1;
+	inet_pton(AF_INET, "255.255.255.255", &sin->sin_addr);
+	if (!err && ioctl(fd, SIOCSIFNETMASK, &ifr))
+		err = -1;
+	r6.ifindex = (int)if_nametoindex("lo");
+	inet_pton(AF_INET6, "2001:db8::1", &r6.addr);
+	if (!err && ioctl(fd6, SIOCSIFADDR, &r6))
+		err = -1;
+	if (fd >= 0)
+		close(fd);
+	if (fd6 >= 0)
+		close(fd6);
+	return err;
+}
+
+static int forwarding_now = -1;
+
+/* The namespace's IPv4 and IPv6 forwarding, every device's (all). */
+static int set_forwarding(int on)
+{
+	const char *v = on ? "1" : "0";
+
+	if (on < 0 || on == forwarding_now)
+		return 0;
+	if (!write_file("/proc/sys/net/ipv4/conf/all/forwarding", v) ||
+	    !write_file("/proc/sys/net/ipv6/conf/all/forwarding", v))
+		return -1;
+	forwarding_now = on;
+	return 0;
 }
 
 static size_t linux_syn(int family, uint8_t *buf)
@@ -209,8 +308,9 @@ static int setup_datapath(struct isnguard **dp)
 {
 	struct synproxy_config sp = {
 		.mode = SYNPROXY_ALWAYS,
+		/* As attach sets it where the kernel has bpf_sk_assign_tcp_reqsk: the local path. */
 		.flags = SYNPROXY_F_SACK | SYNPROXY_F_TIMESTAMPS | SYNPROXY_F_WSCALE |
-			 SYNPROXY_F_ECN,
+			 SYNPROXY_F_ECN | SYNPROXY_F_LOCAL_PATH,
 		.syn_threshold = 1000, .rcv_wscale = 7, .window = 65535,
 	};
 	struct isn_config cfg = { .hash = ISN_HASH_SIPHASH };
@@ -226,6 +326,9 @@ static int setup_datapath(struct isnguard **dp)
 	    bpf_map_update_elem(bpf_map__fd((*dp)->maps.isn_synproxy_ports), &word, &bits,
 				BPF_ANY) ||
 	    bpf_map_update_elem(bpf_map__fd((*dp)->maps.isn_synproxy), &zero, &sp, BPF_ANY))
+		return -1;
+	/* As attach does: the namespace's addresses (bpf/local_addr.h). */
+	if (local_addrs_fill(bpf_map__fd((*dp)->maps.isn_local_addrs), 0) < 0)
 		return -1;
 	/* As attach does: flows enter isn_flows only with a slot of the sweeper's queue. */
 	{
@@ -259,6 +362,21 @@ static int setup_syn_tc(struct isnguard *dp, struct isnguard **syn_tc)
 	return isnguard__load(*syn_tc);
 }
 
+/* The programs that stop after each step of the SYN answer, on the datapath's maps. */
+static int setup_steps(struct isnguard *dp, struct bench_steps **steps)
+{
+	struct bpf_program *p;
+
+	*steps = bench_steps__open();
+	if (!*steps)
+		return -1;
+	bpf_object__for_each_program(p, (*steps)->obj)
+		bpf_program__set_autoload(p, !strncmp(bpf_program__name(p), "bench_step_", 11));
+	if (map_share((*steps)->obj, dp->obj, NULL))
+		return -1;
+	return bench_steps__load(*steps);
+}
+
 /* A counter of the datapath, summed over CPUs (0 when it cannot be read). */
 static uint64_t stat_sum(struct isnguard *dp, uint32_t stat)
 {
@@ -283,14 +401,168 @@ static int run_case(struct bcase *c, int target_map, int target_map_tc, unsigned
 	uint32_t zero = 0;
 	double t0;
 
+	if (set_forwarding(c->forwarding))
+		return -errno;
 	if (c->target_fd >= 0 && bpf_map_update_elem(c->tc ? target_map_tc : target_map, &zero,
 						     &c->target_fd, BPF_ANY))
 		return -errno;
-	t0 = now_ns();
+	t0 = thread_cpu_ns();
 	if (bpf_prog_test_run_opts(c->prog_fd, &opts))
 		return -errno;
-	*ns = (now_ns() - t0) / (double)repeat;
+	*ns = (thread_cpu_ns() - t0) / (double)repeat;
 	return 0;
+}
+
+/* The median over rounds of (a - a_base) / (b - b_base), each round's own. */
+static double round_ratio(const struct bcase *a, const struct bcase *a_base,
+			  const struct bcase *b, const struct bcase *b_base, unsigned long rounds)
+{
+	double r[MAX_ROUNDS];
+
+	for (unsigned long i = 0; i < rounds; i++) {
+		double den = b->round_ns[i] - (b_base ? b_base->round_ns[i] : 0);
+
+		r[i] = (a->round_ns[i] - (a_base ? a_base->round_ns[i] : 0)) / (den > 0.1 ? den : 0.1);
+	}
+	qsort(r, rounds, sizeof(double), cmp_double);
+	return r[rounds / 2];
+}
+
+static unsigned long nrounds;
+
+/*
+ * A case over its baseline: the median of the rounds' differences, each
+ * taken within one round (the machine's load moves both sides alike).
+ */
+static double over(const struct bcase *c, const struct bcase *base)
+{
+	double d[MAX_ROUNDS];
+
+	for (unsigned long i = 0; i < nrounds; i++)
+		d[i] = c->round_ns[i] - (base ? base->round_ns[i] : 0);
+	qsort(d, nrounds, sizeof(double), cmp_double);
+	return d[nrounds / 2];
+}
+
+/* The SYN cases of one forwarding setting. */
+struct syn_set {
+	struct bcase *harness[2], *kernel[2], *isng[2], *reflect[2];	/* [0] IPv4, [1] IPv6 */
+	struct bcase *harness_tc[2], *isng_tc[2];
+	struct bcase *lookup[2], *fib[2];
+	struct bcase *step_decide[2], *step_csum[2], *step_cookie[2], *step_answer[2];
+	struct bcase *ack_valid, *ack_bad, *kernel_check;
+};
+
+static void add_syn_set(struct syn_set *set, int forwarding, struct bench_syn *bs,
+			struct isnguard *dp, struct isnguard *syn_tc, struct bench_steps *steps)
+{
+	static const char *const fam[2] = { "IPv4", "IPv6" };
+	const char *fwd = forwarding ? "forwarding on" : "forwarding off";
+	static char names[2][32][96];
+	uint8_t frame[PKT_MAX_LEN];
+	size_t len, first = ncases;
+	int n = 0;
+
+#define NAME(fmt, ...) (snprintf(names[forwarding][n], sizeof(names[0][0]), fmt, __VA_ARGS__), \
+			names[forwarding][n++])
+	for (int f = 0; f < 2; f++) {
+		struct bpf_program *restore = f ? bs->progs.bench_restore6 : bs->progs.bench_restore4;
+		struct bpf_program *restore_tc = f ? bs->progs.bench_restore6_tc
+						   : bs->progs.bench_restore4_tc;
+		struct bpf_program *kernel = f ? bs->progs.bench_kernel_synack6
+					       : bs->progs.bench_kernel_synack4;
+
+		len = linux_syn(f ? 6 : 4, frame);
+		memcpy(f ? (void *)bs->bss->syn6 : (void *)bs->bss->syn4, frame, len);
+		set->harness[f] = add(NAME("harness, %s SYN + empty XDP_TX, %s", fam[f], fwd),
+				      restore, bs->progs.bench_empty_tx, frame, len);
+		set->reflect[f] = add(NAME("reflector (swap MACs, addresses, ports), %s, %s",
+					   fam[f], fwd), restore, bs->progs.bench_reflect, frame, len);
+		set->kernel[f] = add(NAME("SYN-ACK, kernel helper + listener lookup, %s, %s",
+					  fam[f], fwd), restore, kernel, frame, len);
+		set->isng[f] = add(NAME("SYN-ACK, isnguard_xdp, %s, %s", fam[f], fwd), restore,
+				   dp->progs.isnguard_xdp, frame, len);
+		set->harness_tc[f] = add(NAME("harness, %s SYN + empty tc, %s", fam[f], fwd),
+					 restore_tc, bs->progs.bench_empty_tc, frame, len);
+		set->isng_tc[f] = add(NAME("SYN-ACK, isnguard_tc_ingress --syn-hook tc, %s, %s",
+					   fam[f], fwd), restore_tc,
+				      syn_tc->progs.isnguard_tc_ingress, frame, len);
+		set->harness_tc[f]->tc = set->isng_tc[f]->tc = true;
+		set->lookup[f] = add(NAME("listener lookup alone (bpf_skc_lookup_tcp), %s, %s",
+					  fam[f], fwd), bs->progs.bench_listener_lookup, NULL, frame,
+				     len);
+		set->fib[f] = add(NAME("route lookup alone (bpf_fib_lookup), %s, %s", fam[f], fwd),
+				  bs->progs.bench_fib_lookup, NULL, frame, len);
+		set->step_decide[f] = add(NAME("isnguard steps: the decision, %s, %s", fam[f], fwd),
+					  restore, steps->progs.bench_step_decide, frame, len);
+		set->step_csum[f] = add(NAME("isnguard steps: + checksum check, %s, %s", fam[f],
+					     fwd), restore, steps->progs.bench_step_csum, frame, len);
+		set->step_cookie[f] = add(NAME("isnguard steps: + cookie MAC, %s, %s", fam[f], fwd),
+					  restore, steps->progs.bench_step_cookie, frame, len);
+		set->step_answer[f] = add(NAME("isnguard steps: + the SYN-ACK written, %s, %s",
+					       fam[f], fwd), restore, steps->progs.bench_step_answer,
+					  frame, len);
+	}
+	len = cookie_ack(0, false, frame);
+	set->ack_valid = add(NAME("cookie ACK, valid (this slot), isnguard_tc_cookie, %s", fwd),
+			     dp->progs.isnguard_tc_cookie, NULL, frame, len);
+	set->ack_valid->cookie_slots_back = 0;
+	set->kernel_check = add(NAME("cookie ACK, kernel check helper + listener lookup, %s", fwd),
+				bs->progs.bench_kernel_check4, NULL, frame, len);
+	len = cookie_ack(0, true, frame);
+	set->ack_bad = add(NAME("cookie ACK, bad MAC, isnguard_tc_cookie, %s", fwd),
+			   dp->progs.isnguard_tc_cookie, NULL, frame, len);
+	set->ack_bad->cookie_slots_back = 0;
+	set->ack_bad->cookie_bad_mac = true;
+#undef NAME
+	for (size_t i = first; i < ncases; i++)
+		cases[i].forwarding = forwarding;
+}
+
+static void print_syn_set(const struct syn_set *set, int forwarding, const struct bcase *empty_tx,
+			  const struct bcase *tc_empty, unsigned long rounds)
+{
+	static const char *const fam[2] = { "IPv4", "IPv6" };
+
+	printf("\nSYN -> SYN-ACK, forwarding %s, harness subtracted (ratios: median of the "
+	       "rounds' own):\n", forwarding ? "on (a gateway)" : "off");
+	for (int f = 0; f < 2; f++) {
+		double reflect = over(set->reflect[f], set->harness[f]);
+		double kernel = over(set->kernel[f], set->harness[f]);
+		double isng = over(set->isng[f], set->harness[f]);
+		double tc = over(set->isng_tc[f], set->harness_tc[f]);
+
+		printf("  %s reflector (swap MACs, addresses, ports) %7.1f ns  %6.2f M/s per core\n",
+		       fam[f], reflect, 1e3 / reflect);
+		printf("  %s kernel helper SYN-ACK + lookup          %7.1f ns  %6.2f M/s per core\n",
+		       fam[f], kernel, 1e3 / kernel);
+		printf("  %s isnguard SYN-ACK (XDP)                  %7.1f ns  %6.2f M/s per core  "
+		       "%.2fx the kernel helper's, %.1fx the reflector's\n", fam[f], isng, 1e3 / isng,
+		       round_ratio(set->isng[f], set->harness[f], set->kernel[f], set->harness[f],
+				   rounds),
+		       round_ratio(set->isng[f], set->harness[f], set->reflect[f], set->harness[f],
+				   rounds));
+		printf("  %s isnguard SYN-ACK at tc (--syn-hook tc)  %7.1f ns  %6.2f M/s per core  "
+		       "%.2fx the XDP answer\n", fam[f], tc, 1e3 / tc,
+		       round_ratio(set->isng_tc[f], set->harness_tc[f], set->isng[f],
+				   set->harness[f], rounds));
+		printf("  %s isnguard's steps: decision %.1f ns (in it: listener lookup %.1f, route "
+		       "lookup %.1f, measured alone), checksum check %.1f, cookie MAC %.1f, the "
+		       "SYN-ACK written %.1f\n", fam[f], over(set->step_decide[f], set->harness[f]),
+		       over(set->lookup[f], empty_tx), over(set->fib[f], empty_tx),
+		       over(set->step_csum[f], set->step_decide[f]),
+		       over(set->step_cookie[f], set->step_csum[f]),
+		       over(set->isng[f], set->step_cookie[f]));
+	}
+	printf("Cookie ACK (IPv4, timestamps) to the listener, forwarding %s, over an empty tc "
+	       "program:\n", forwarding ? "on" : "off");
+	printf("  kernel check helper + lookup      %7.1f ns\n", over(set->kernel_check, tc_empty));
+	printf("  isnguard, valid                   %7.1f ns  %.2fx the kernel's\n",
+	       over(set->ack_valid, tc_empty),
+	       round_ratio(set->ack_valid, tc_empty, set->kernel_check, tc_empty, rounds));
+	printf("  isnguard, bad MAC                 %7.1f ns  %.2fx the kernel's\n",
+	       over(set->ack_bad, tc_empty),
+	       round_ratio(set->ack_bad, tc_empty, set->kernel_check, tc_empty, rounds));
 }
 
 int main(int argc, char **argv)
@@ -300,13 +572,14 @@ int main(int argc, char **argv)
 		{ 0 },
 	};
 	unsigned long repeat = 1000000, rounds = 9;
-	struct bcase *harness4, *harness6, *kernel4, *kernel4_nolookup, *isng4, *isng6, *empty_tx;
-	struct bcase *harness4_tc, *harness6_tc, *isng4_tc, *isng6_tc;
+	struct bcase *kernel4_nolookup, *harness4, *empty_tx, *reflect_alone;
 	struct bcase *tc_empty, *tc_cookie_prot, *tc_cookie_open, *tc_ing_prot, *xdp_prot;
-	struct bcase *ack_valid, *ack_valid_prev, *ack_bad;
+	struct bcase *ack_valid_prev;
+	struct syn_set sets[2];
 	int listeners[3], conn_prot, conn_open, c;
 	uint16_t sport_prot, sport_open;
 	uint8_t frame[PKT_MAX_LEN];
+	struct bench_steps *steps;
 	struct bench_syn *bs;
 	struct isnguard *dp, *syn_tc;
 	size_t len;
@@ -323,6 +596,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_synproxy: --repeat > 0, --rounds 1-%d\n", MAX_ROUNDS);
 		return 2;
 	}
+	if (bench_netns()) {
+		fprintf(stderr, "bench_synproxy: a network namespace with lo's addresses: %s\n",
+			strerror(errno));
+		return 1;
+	}
 	listeners[0] = listen_tcp(4, BENCH_PORT);
 	listeners[1] = listen_tcp(6, BENCH_PORT);
 	listeners[2] = listen_tcp(4, BENCH_OPEN_PORT);
@@ -335,37 +613,20 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	bs = bench_syn__open_and_load();
-	if (!bs || setup_datapath(&dp) || setup_syn_tc(dp, &syn_tc)) {
+	if (!bs || setup_datapath(&dp) || setup_syn_tc(dp, &syn_tc) || setup_steps(dp, &steps)) {
 		fprintf(stderr, "bench_synproxy: load the BPF objects: %s\n", strerror(errno));
 		return 1;
 	}
+	add_syn_set(&sets[0], 0, bs, dp, syn_tc, steps);
+	add_syn_set(&sets[1], 1, bs, dp, syn_tc, steps);
+	harness4 = sets[0].harness[0];
 	len = linux_syn(4, frame);
-	memcpy(bs->bss->syn4, frame, len);
-	harness4 = add("harness, IPv4 SYN restored + tail call to empty XDP_TX",
-		       bs->progs.bench_restore4, bs->progs.bench_empty_tx, frame, len);
-	kernel4 = add("SYN-ACK, kernel bpf_tcp_raw_gen_syncookie_ipv4 (+ listener lookup)",
-		      bs->progs.bench_restore4, bs->progs.bench_kernel_synack4, frame, len);
 	kernel4_nolookup = add("SYN-ACK, kernel bpf_tcp_raw_gen_syncookie_ipv4, no lookup",
 			       bs->progs.bench_restore4, bs->progs.bench_kernel_synack4_nolookup,
 			       frame, len);
-	isng4 = add("SYN-ACK, isnguard_xdp IPv4", bs->progs.bench_restore4, dp->progs.isnguard_xdp,
-		    frame, len);
 	empty_tx = add("empty XDP_TX, alone", bs->progs.bench_empty_tx, NULL, frame, len);
-	harness4_tc = add("harness, IPv4 SYN restored + tail call to empty tc",
-			  bs->progs.bench_restore4_tc, bs->progs.bench_empty_tc, frame, len);
-	isng4_tc = add("SYN-ACK, isnguard_tc_ingress --syn-hook tc IPv4",
-		       bs->progs.bench_restore4_tc, syn_tc->progs.isnguard_tc_ingress, frame, len);
-	len = linux_syn(6, frame);
-	memcpy(bs->bss->syn6, frame, len);
-	harness6 = add("harness, IPv6 SYN restored + tail call to empty XDP_TX",
-		       bs->progs.bench_restore6, bs->progs.bench_empty_tx, frame, len);
-	isng6 = add("SYN-ACK, isnguard_xdp IPv6", bs->progs.bench_restore6, dp->progs.isnguard_xdp,
-		    frame, len);
-	harness6_tc = add("harness, IPv6 SYN restored + tail call to empty tc",
-			  bs->progs.bench_restore6_tc, bs->progs.bench_empty_tc, frame, len);
-	isng6_tc = add("SYN-ACK, isnguard_tc_ingress --syn-hook tc IPv6",
-		       bs->progs.bench_restore6_tc, syn_tc->progs.isnguard_tc_ingress, frame, len);
-	harness4_tc->tc = isng4_tc->tc = harness6_tc->tc = isng6_tc->tc = true;
+	reflect_alone = add("reflector alone, IPv4 (no harness: its output is a frame for it)",
+			    bs->progs.bench_reflect, NULL, frame, len);
 
 	len = loopback_ack(sport_prot, BENCH_PORT, frame);
 	tc_empty = add("empty tc", bs->progs.bench_empty_tc, NULL, frame, len);
@@ -378,21 +639,22 @@ int main(int argc, char **argv)
 	len = loopback_ack(sport_open, BENCH_OPEN_PORT, frame);
 	tc_cookie_open = add("established ACK, unprotected port, isnguard_tc_cookie",
 			     dp->progs.isnguard_tc_cookie, NULL, frame, len);
-	len = cookie_ack(0, false, frame);
-	ack_valid = add("cookie ACK, valid (this slot), isnguard_tc_cookie",
-			dp->progs.isnguard_tc_cookie, NULL, frame, len);
 	len = cookie_ack(1, false, frame);
 	ack_valid_prev = add("cookie ACK, valid (previous slot), isnguard_tc_cookie",
 			     dp->progs.isnguard_tc_cookie, NULL, frame, len);
-	len = cookie_ack(0, true, frame);
-	ack_bad = add("cookie ACK, bad MAC, isnguard_tc_cookie", dp->progs.isnguard_tc_cookie, NULL,
-		      frame, len);
-	if (!ack_valid->len || !ack_valid_prev->len || !ack_bad->len) {
+	ack_valid_prev->forwarding = 0;
+	ack_valid_prev->cookie_slots_back = 1;
+	if (!sets[0].ack_valid->len || !ack_valid_prev->len || !sets[0].ack_bad->len) {
 		fprintf(stderr, "bench_synproxy: the reference cookie: no SipHash in libcrypto\n");
 		return 1;
 	}
 
 	for (unsigned long r = 0; r < rounds; r++) {
+		/* Made again each round: a run of the bench outlasts a cookie slot. */
+		for (size_t i = 0; i < ncases; i++)
+			if (cases[i].cookie_slots_back >= 0)
+				cases[i].len = cookie_ack((uint32_t)cases[i].cookie_slots_back,
+							  cases[i].cookie_bad_mac, cases[i].frame);
 		for (size_t i = 0; i < ncases; i++) {
 			int err = run_case(&cases[i], bpf_map__fd(bs->maps.bench_target),
 					   bpf_map__fd(bs->maps.bench_target_tc), repeat,
@@ -403,61 +665,57 @@ int main(int argc, char **argv)
 					strerror(-err));
 				return 1;
 			}
+			cases[i].round_ns[r] = cases[i].ns[r];
 		}
 	}
+	set_forwarding(0);
+	nrounds = rounds;
 	for (size_t i = 0; i < ncases; i++) {
 		qsort(cases[i].ns, rounds, sizeof(double), cmp_double);
 		cases[i].median = cases[i].ns[rounds / 2];
 	}
 
-	if (kernel4->median <= harness4->median + 1 || isng4->median <= harness4->median + 1 ||
-	    isng4_tc->median <= harness4_tc->median + 1)
-		fprintf(stderr, "bench_synproxy: warning: a SYN-ACK case costs no more than the "
-			"harness: was the SYN answered?\n");
-	/* Every SYN case answered: XDP's and tc's, IPv4 and IPv6 (the maps are shared). */
-	if (stat_sum(dp, STAT_COOKIE_SENT) != 4 * rounds * repeat)
+	for (int s = 0; s < 2; s++)
+		for (int f = 0; f < 2; f++)
+			if (sets[s].kernel[f]->median <= sets[s].harness[f]->median + 1 ||
+			    sets[s].isng[f]->median <= sets[s].harness[f]->median + 1 ||
+			    sets[s].isng_tc[f]->median <= sets[s].harness_tc[f]->median + 1)
+				fprintf(stderr, "bench_synproxy: warning: a SYN-ACK case costs no "
+					"more than the harness: was the SYN answered?\n");
+	/* Every SYN case answered: XDP's and tc's, IPv4 and IPv6, forwarding off and on. */
+	if (stat_sum(dp, STAT_COOKIE_SENT) != 8 * rounds * repeat)
 		fprintf(stderr, "bench_synproxy: warning: %llu cookie SYN-ACKs sent of %lu: was every "
 			"SYN answered?\n", (unsigned long long)stat_sum(dp, STAT_COOKIE_SENT),
-			4 * rounds * repeat);
-	/* Both valid cases count (the previous slot's too, unless a slot ended), the bad one too. */
-	if (stat_sum(dp, STAT_COOKIE_ACK_VALID) < rounds * repeat ||
-	    stat_sum(dp, STAT_COOKIE_BAD_MAC) != rounds * repeat)
+			8 * rounds * repeat);
+	/* The valid cases count (the previous slot's too, unless a slot ended), the bad ones too. */
+	if (stat_sum(dp, STAT_COOKIE_ACK_VALID) < 2 * rounds * repeat ||
+	    stat_sum(dp, STAT_COOKIE_BAD_MAC) != 2 * rounds * repeat)
 		fprintf(stderr, "bench_synproxy: warning: cookie ACKs valid %llu, bad MAC %llu of %lu "
 			"each: were they checked?\n",
 			(unsigned long long)stat_sum(dp, STAT_COOKIE_ACK_VALID),
-			(unsigned long long)stat_sum(dp, STAT_COOKIE_BAD_MAC), rounds * repeat);
+			(unsigned long long)stat_sum(dp, STAT_COOKIE_BAD_MAC), 2 * rounds * repeat);
 	printf("\nSYN proxy, ns per packet (median of %lu rounds of %lu runs)\n", rounds, repeat);
-	printf("%-70s %9s\n", "case", "ns");
+	printf("%-76s %9s\n", "case", "ns");
 	for (size_t i = 0; i < ncases; i++)
-		printf("%-70s %9.1f\n", cases[i].name, cases[i].median);
-	printf("\nSYN -> SYN-ACK, harness subtracted:\n");
-	printf("  empty XDP_TX                      %7.1f ns\n", empty_tx->median);
-	printf("  kernel helper SYN-ACK (IPv4)      %7.1f ns  (%.1f without the listener lookup)\n",
-	       kernel4->median - harness4->median, kernel4_nolookup->median - harness4->median);
-	printf("  isnguard SYN-ACK (IPv4)           %7.1f ns  (%.2fx the kernel helper's)\n",
-	       isng4->median - harness4->median,
-	       (isng4->median - harness4->median) / (kernel4->median - harness4->median));
-	printf("  isnguard SYN-ACK (IPv6)           %7.1f ns\n", isng6->median - harness6->median);
-	printf("  isnguard SYN-ACK at tc (IPv4)     %7.1f ns  (--syn-hook tc; over a tc harness of %.1f)\n",
-	       isng4_tc->median - harness4_tc->median, harness4_tc->median);
-	printf("  isnguard SYN-ACK at tc (IPv6)     %7.1f ns\n", isng6_tc->median - harness6_tc->median);
+		printf("%-76s %9.1f\n", cases[i].name, cases[i].median);
+	printf("\nempty XDP_TX %.1f ns; reflector alone %.1f ns (IPv4, %.2f M/s per core); kernel "
+	       "helper SYN-ACK without the listener lookup %.1f ns over the harness\n",
+	       empty_tx->median, reflect_alone->median, 1e3 / reflect_alone->median,
+	       over(kernel4_nolookup, harness4));
+	for (int s = 0; s < 2; s++)
+		print_syn_set(&sets[s], s, empty_tx, tc_empty, rounds);
+	printf("  isnguard, valid, made the slot before (forwarding off) %7.1f ns\n",
+	       over(ack_valid_prev, tc_empty));
 	printf("Established segment, over an empty tc program (%.1f ns):\n", tc_empty->median);
-	printf("  protected port, tc beside XDP     %7.1f ns\n",
-	       tc_cookie_prot->median - tc_empty->median);
-	printf("  unprotected port, tc beside XDP   %7.1f ns\n",
-	       tc_cookie_open->median - tc_empty->median);
-	printf("  protected port, --ingress tc      %7.1f ns\n",
-	       tc_ing_prot->median - tc_empty->median);
+	printf("  protected port, tc beside XDP     %7.1f ns\n", over(tc_cookie_prot, tc_empty));
+	printf("  unprotected port, tc beside XDP   %7.1f ns\n", over(tc_cookie_open, tc_empty));
+	printf("  protected port, --ingress tc      %7.1f ns\n", over(tc_ing_prot, tc_empty));
 	printf("  protected port, XDP (no flow)     %7.1f ns (absolute)\n", xdp_prot->median);
-	printf("Cookie ACK to the listener, over an empty tc program:\n");
-	printf("  valid, made this slot             %7.1f ns\n", ack_valid->median - tc_empty->median);
-	printf("  valid, made the slot before       %7.1f ns\n",
-	       ack_valid_prev->median - tc_empty->median);
-	printf("  bad MAC                           %7.1f ns\n", ack_bad->median - tc_empty->median);
 	close(conn_prot);
 	close(conn_open);
 	for (int i = 0; i < 3; i++)
 		close(listeners[i]);
+	bench_steps__destroy(steps);
 	isnguard__destroy(syn_tc);
 	isnguard__destroy(dp);
 	bench_syn__destroy(bs);

@@ -292,6 +292,11 @@ bool dp_flows_clear(void)
 				    BPF_ANY);
 }
 
+int dp_local_addrs_fd(void)
+{
+	return loaded("dp_local_addrs_fd") ? bpf_map__fd(skel->maps.isn_local_addrs) : -1;
+}
+
 bool dp_set_key_slot(uint32_t slot, const struct isn_key *key)
 {
 	if (!loaded("dp_set_key_slot"))

@@ -103,6 +103,8 @@ bool dp_get_syn_rate(uint16_t port, struct syn_rate *rate);
 
 /* Empties both flow tables, so a test sees only its own flows (the sweeper takes every idle one). */
 bool dp_flows_clear(void);
+/* isn_local_addrs (bpf/local_addr.h), which no other fixture call touches; -1 before dp_setup. */
+int dp_local_addrs_fd(void);
 
 /* Starts the flow sweeper's timer (the loader's start_sweeper); dp_setup does. */
 bool dp_start_sweeper(void);

@@ -193,6 +193,16 @@ TEST(test_abi_syn_resend_matches_btf)
 	CHECK_STRUCT(DATAPATH_OBJ, resend_slot, slot_members);
 }
 
+TEST(test_abi_local_addr_matches_btf)
+{
+	static const struct abi_member key_members[] =
+		MEMBERS(local_addr_key, netns_ino, family, pad, addr);
+	static const struct abi_member members[] = MEMBERS(local_addr, checked_ns);
+
+	CHECK_STRUCT(DATAPATH_OBJ, local_addr_key, key_members);
+	CHECK_STRUCT(DATAPATH_OBJ, local_addr, members);
+}
+
 static void check_enum_value(struct btf *btf, const char *enum_name, const char *name, long value)
 {
 	int id = btf__find_by_name_kind(btf, enum_name, BTF_KIND_ENUM);
@@ -253,4 +263,6 @@ TEST(test_abi_structs_have_no_implicit_padding)
 	ASSERT_EQ(sizeof(struct resend_queues), 3 * SYNPROXY_RESEND_STEPS * 4, "resend_queues size");
 	ASSERT_EQ(sizeof(struct resend_slot_key), 8 + 2 * 4, "resend_slot_key size");
 	ASSERT_EQ(sizeof(struct resend_slot), sizeof(struct flow_key) + 8, "resend_slot size");
+	ASSERT_EQ(sizeof(struct local_addr_key), 8 + 1 + 7 + 16, "local_addr_key size");
+	ASSERT_EQ(sizeof(struct local_addr), 8, "local_addr size");
 }

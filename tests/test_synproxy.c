@@ -32,6 +32,7 @@
 #include <bpf/bpf.h>
 
 #include "dp_fixture.h"
+#include "local_addrs.h"
 #include "harness.h"
 #include "pkt.h"
 #include "proxy_race.skel.h"
@@ -4144,6 +4145,236 @@ TEST(test_synproxy_answers_only_the_hosts_own_or_forwarded_destinations)
 	ASSERT_TRUE(res.ack_bytes_ok, "the SYN to the server");
 	ASSERT_EQ(res.proxy_syn_moved, 1, "proxy_syn_to_server");
 	ASSERT_EQ(res.handshake_moved, 0, "cookie_handshake_to_stack");
+}
+
+/* ---- the host's addresses without a route lookup (bpf/local_addr.h) ---- */
+
+/*
+ * isn_local_addrs decides "local" for the addresses attach listed; all else
+ * takes the route lookup as before, and a listed address the route no
+ * longer calls local is trusted only until its recheck. In a namespace of
+ * the test's own (route_steps's: forwarding on, HOST4/HOST6 on lo, the rest
+ * of their prefixes routed via lo as other hosts'), the map filled as
+ * attach fills it, then changed by each row.
+ */
+#define LOCAL_ADDED4 "10.0.9.7"		/* put on lo after the fill */
+#define LOCAL_ADDED6 "2001:db8:9::7"
+#define LOCAL_CLIENT_PORT 40650
+#define LOCAL_OTHER_NETNS 99		/* another namespace's entry, which the fill keeps */
+
+enum local_entry {
+	LOCAL_ENTRY_FILLED,	/* as the fill wrote it: never checked */
+	LOCAL_ENTRY_NONE,	/* not in the map */
+	LOCAL_ENTRY_CHECKED_NOW,	/* confirmed local just now (the route says otherwise) */
+	LOCAL_ENTRY_CHECKED_LONG_AGO,	/* its recheck due (the route says otherwise) */
+};
+
+struct local_row {
+	const char *name;
+	int family;
+	const char *daddr;
+	enum local_entry entry;
+	bool answered;
+	enum isn_stat stat;
+	bool entry_after;	/* the address is in the map after the SYN */
+};
+
+static const struct local_row local_rows[] = {
+	{ .name = "ipv4_listed_address_answered", .family = 4, .daddr = HOST4,
+	  .entry = LOCAL_ENTRY_FILLED, .answered = true, .stat = STAT_COOKIE_SENT,
+	  .entry_after = true },
+	{ .name = "ipv4_address_added_after_the_fill_answered_by_the_route", .family = 4,
+	  .daddr = LOCAL_ADDED4, .entry = LOCAL_ENTRY_NONE, .answered = true,
+	  .stat = STAT_COOKIE_SENT },
+	{ .name = "ipv4_forwarded_destination_not_answered", .family = 4,
+	  .daddr = ROUTE_OTHER_HOST4, .entry = LOCAL_ENTRY_NONE, .stat = STAT_SYN_NOT_LOCAL },
+	{ .name = "ipv4_removed_address_trusted_until_its_recheck", .family = 4,
+	  .daddr = ROUTE_OTHER_HOST4, .entry = LOCAL_ENTRY_CHECKED_NOW, .answered = true,
+	  .stat = STAT_COOKIE_SENT, .entry_after = true },
+	{ .name = "ipv4_removed_address_dropped_at_its_recheck", .family = 4,
+	  .daddr = ROUTE_OTHER_HOST4, .entry = LOCAL_ENTRY_CHECKED_LONG_AGO,
+	  .stat = STAT_SYN_NOT_LOCAL },
+	{ .name = "ipv6_listed_address_answered", .family = 6, .daddr = HOST6,
+	  .entry = LOCAL_ENTRY_FILLED, .answered = true, .stat = STAT_COOKIE_SENT,
+	  .entry_after = true },
+	{ .name = "ipv6_address_added_after_the_fill_answered_by_the_route", .family = 6,
+	  .daddr = LOCAL_ADDED6, .entry = LOCAL_ENTRY_NONE, .answered = true,
+	  .stat = STAT_COOKIE_SENT },
+	{ .name = "ipv6_forwarded_destination_not_answered", .family = 6,
+	  .daddr = ROUTE_OTHER_HOST6, .entry = LOCAL_ENTRY_NONE, .stat = STAT_SYN_NOT_LOCAL },
+	{ .name = "ipv6_removed_address_dropped_at_its_recheck", .family = 6,
+	  .daddr = ROUTE_OTHER_HOST6, .entry = LOCAL_ENTRY_CHECKED_LONG_AGO,
+	  .stat = STAT_SYN_NOT_LOCAL },
+};
+
+#define LOCAL_ROWS (sizeof(local_rows) / sizeof(local_rows[0]))
+
+struct local_result {
+	char error[96];
+	bool no_netns;
+	int filled;		/* local_addrs_fill's count */
+	bool filled_has[4];	/* HOST4, HOST6, 127.0.0.1, ::1 */
+	bool other_netns_kept;
+	struct {
+		uint32_t verdict;
+		uint64_t stat_moved, sent_moved;
+		bool entry_after;
+	} syn[LOCAL_ROWS][2];
+};
+
+static void local_key(int family, const char *addr, uint64_t netns_ino, struct local_addr_key *key)
+{
+	memset(key, 0, sizeof(*key));
+	key->netns_ino = netns_ino;
+	key->family = family == 6 ? FLOW_FAMILY_IPV6 : FLOW_FAMILY_IPV4;
+	inet_pton(family == 6 ? AF_INET6 : AF_INET, addr, key->addr);
+}
+
+static bool local_has(int fd, int family, const char *addr)
+{
+	struct local_addr_key key;
+	struct local_addr value;
+
+	local_key(family, addr, 0, &key);
+	return !bpf_map_lookup_elem(fd, &key, &value);
+}
+
+static void local_syn_step(const struct local_row *r, enum dp_prog prog, int fd,
+			   struct local_result *res, size_t i, size_t j)
+{
+	static const struct syn_row plain4 = { .family = 4, .mss = 1460, .wscale = 7,
+					       .sack = true, .ts = true };
+	static const struct syn_row plain6 = { .family = 6, .mss = 1440, .wscale = 7,
+					       .sack = true, .ts = true };
+	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN];
+	struct local_addr_key key;
+	struct local_addr value = { 0 };
+	uint64_t stat, sent;
+	size_t in_len, out_len;
+	struct pkt_spec s;
+
+	local_key(r->family, r->daddr, 0, &key);
+	bpf_map_delete_elem(fd, &key);
+	if (r->entry != LOCAL_ENTRY_NONE) {
+		if (r->entry == LOCAL_ENTRY_CHECKED_NOW)
+			value.checked_ns = mono_coarse_ns();
+		else if (r->entry == LOCAL_ENTRY_CHECKED_LONG_AGO)
+			value.checked_ns = mono_coarse_ns() - 2000000000ULL;
+		if (bpf_map_update_elem(fd, &key, &value, BPF_ANY)) {
+			snprintf(res->error, sizeof(res->error), "the entry of %s", r->name);
+			return;
+		}
+	}
+	syn_spec(r->family == 6 ? &plain6 : &plain4, SP_PORT, &s);
+	s.sport = (uint16_t)(LOCAL_CLIENT_PORT + i * 2 + j);
+	pkt_set_addrs(&s, r->family == 6 ? CLIENT6 : CLIENT4, r->daddr);
+	in_len = pkt_build(&s, in, sizeof(in));
+	stat = dp_stat(r->stat);
+	sent = dp_stat(STAT_COOKIE_SENT);
+	if (!dp_run(prog, in, in_len, out, &out_len, &res->syn[i][j].verdict)) {
+		snprintf(res->error, sizeof(res->error), "test run of %s", r->name);
+		return;
+	}
+	res->syn[i][j].stat_moved = dp_stat(r->stat) - stat;
+	res->syn[i][j].sent_moved = dp_stat(STAT_COOKIE_SENT) - sent;
+	res->syn[i][j].entry_after = !bpf_map_lookup_elem(fd, &key, &value);
+}
+
+static void local_steps(void *result)
+{
+	struct local_result *res = result;
+	struct local_addr_key other;
+	struct local_addr never = { 0 };
+	struct ifreq ifr = { 0 };
+	char lo[] = "lo";
+	int fd, fd6, map, listener, listener6;
+
+#define STEP(ok, what) do { if (!(ok)) { snprintf(res->error, sizeof(res->error), "%s: %s", \
+					what, strerror(errno)); return; } } while (0)
+	res->no_netns = unshare(CLONE_NEWNET) != 0;
+	STEP(!res->no_netns, "unshare the network namespace");
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	STEP(fd >= 0 && !ioctl(fd, SIOCGIFFLAGS, &ifr), "read lo's flags");
+	ifr.ifr_flags |= IFF_UP;
+	STEP(!ioctl(fd, SIOCSIFFLAGS, &ifr), "bring lo up");
+	STEP(write_file("/proc/sys/net/ipv4/conf/lo/forwarding", "1"), "forwarding on lo");
+	STEP(ioctl_addr(fd, SIOCSIFADDR, "lo:9", HOST4) &&
+	     ioctl_addr(fd, SIOCSIFNETMASK, "lo:9", "255.255.255.255"), "HOST4/32 on lo");
+	STEP(ioctl_route(fd, "10.0.9.0", "255.255.255.0", lo, RTF_UP), "10.0.9.0/24 dev lo");
+	fd6 = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	STEP(fd6 >= 0 && write_file("/proc/sys/net/ipv6/conf/lo/forwarding", "1"),
+	     "IPv6 forwarding on lo");
+	STEP(ioctl_addr6(fd6, HOST6, 128), "HOST6/128 on lo");
+	STEP(ioctl_route6(fd6, "2001:db8:9::", 64, RTN_UNICAST), "2001:db8:9::/64 dev lo");
+	STEP(listen_on(4, SP_PORT, 16, &listener) && listen_on(6, SP_PORT, 16, &listener6),
+	     "wildcard listeners");
+	map = dp_local_addrs_fd();
+	STEP(map >= 0, "isn_local_addrs");
+	local_key(4, HOST4, LOCAL_OTHER_NETNS, &other);
+	STEP(!bpf_map_update_elem(map, &other, &never, BPF_ANY), "another namespace's entry");
+	res->filled = local_addrs_fill(map, 0);
+	res->filled_has[0] = local_has(map, 4, HOST4);
+	res->filled_has[1] = local_has(map, 6, HOST6);
+	res->filled_has[2] = local_has(map, 4, "127.0.0.1");
+	res->filled_has[3] = local_has(map, 6, "::1");
+	res->other_netns_kept = !bpf_map_lookup_elem(map, &other, &never);
+	bpf_map_delete_elem(map, &other);
+	/* After the fill, as an address an operator adds while isnguard is attached. */
+	STEP(ioctl_addr(fd, SIOCSIFADDR, "lo:8", LOCAL_ADDED4) &&
+	     ioctl_addr(fd, SIOCSIFNETMASK, "lo:8", "255.255.255.255"), "LOCAL_ADDED4/32 on lo");
+	STEP(ioctl_addr6(fd6, LOCAL_ADDED6, 128), "LOCAL_ADDED6/128 on lo");
+	for (size_t i = 0; i < LOCAL_ROWS; i++) {
+		for (size_t j = 0; j < 2; j++) {
+			STEP(dp_set_synproxy(&sp_local, SP_PORT) && dp_flows_clear(),
+			     "SYN proxy config");
+			local_syn_step(&local_rows[i], route_progs[j], map, res, i, j);
+			if (res->error[0])
+				return;
+		}
+	}
+	local_addrs_fill(map, 0);
+	local_key(4, HOST4, 0, &other);
+	bpf_map_delete_elem(map, &other);
+	dp_flows_clear();
+#undef STEP
+}
+
+TEST(test_synproxy_local_addresses_decided_without_a_route_lookup)
+{
+	struct local_result res = { 0 };
+
+	if (!setup(&sp_local, SP_PORT))
+		return;
+	if (!run_in_netns_child(local_steps, &res, sizeof(res)))
+		return;
+	if (res.no_netns) {
+		test_skip("%s", res.error);
+		return;
+	}
+	if (res.error[0]) {
+		FAIL("%s", res.error);
+		return;
+	}
+	test_case_begin("fill_lists_the_namespaces_addresses");
+	ASSERT_EQ(res.filled, 4, "addresses written (HOST4, HOST6, 127.0.0.1, ::1)");
+	ASSERT_TRUE(res.filled_has[0], "HOST4");
+	ASSERT_TRUE(res.filled_has[1], "HOST6");
+	ASSERT_TRUE(res.filled_has[2], "127.0.0.1");
+	ASSERT_TRUE(res.filled_has[3], "::1");
+	ASSERT_TRUE(res.other_netns_kept, "another namespace's entry kept");
+	for (size_t i = 0; i < LOCAL_ROWS; i++) {
+		for (size_t j = 0; j < 2; j++) {
+			const struct local_row *r = &local_rows[i];
+
+			test_case_begin("%s_%s", r->name, dp_prog_name(route_progs[j]));
+			ASSERT_EQ(res.syn[i][j].verdict, r->answered ? XDP_TX_VERDICT : XDP_PASS_VERDICT,
+				  "verdict");
+			ASSERT_EQ(res.syn[i][j].stat_moved, 1, "its counter");
+			ASSERT_EQ(res.syn[i][j].sent_moved, r->answered ? 1 : 0, "cookie_sent");
+			ASSERT_EQ(res.syn[i][j].entry_after, r->entry_after, "in the map after");
+		}
+	}
 }
 
 /* ---- martian addresses (RFC 1122 3.2.1.3): dropped, never answered ---- */

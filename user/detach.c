@@ -63,6 +63,10 @@ static void resend_forget_here(const char *ifname, bool keep_state, int remainin
 	if (err)
 		fprintf(stderr, "%s: warning: detach %s: forget this namespace's resends: %s\n",
 			PROG_NAME, ifname, strerror(-err));
+	err = local_addrs_forget(netns_inode());
+	if (err)
+		fprintf(stderr, "%s: warning: detach %s: forget this namespace's addresses: %s\n",
+			PROG_NAME, ifname, strerror(-err));
 }
 
 static int detach_locked(const char *ifname, int ifindex, bool keep_state,

@@ -24,6 +24,7 @@
 #include "isnguard.skel.h"
 #include "json_writer.h"
 #include "loader.h"
+#include "local_addrs.h"
 #include "netdev.h"
 #include "pinned.h"
 #include "state.h"
@@ -329,7 +330,7 @@ static int write_state(struct isnguard *skel, const struct attach_request *req, 
 		       uint32_t max_flows, struct kept_maps *km)
 {
 	char msg[128];
-	int err = copy_kept_maps(skel, km);
+	int addrs, err = copy_kept_maps(skel, km);
 
 	if (err) {
 		libbpf_message(msg, sizeof(msg), err);
@@ -359,6 +360,10 @@ static int write_state(struct isnguard *skel, const struct attach_request *req, 
 	err = state_start_sweeper(skel, req->ifname);
 	if (err)
 		return err;
+	addrs = local_addrs_fill(bpf_map__fd(skel->maps.isn_local_addrs), netns_inode());
+	if (addrs < 0)	/* not fatal: every destination takes the route lookup then */
+		fprintf(stderr, "%s: warning: attach %s: this namespace's addresses: %s\n", PROG_NAME,
+			req->ifname, strerror(-addrs));
 	if (req->synproxy) {
 		err = write_synproxy(skel, req->synproxy);
 		if (err)

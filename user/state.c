@@ -29,7 +29,7 @@ static const char *const pinned_maps[] = {
 	ISN_MAP_FLOWS, ISN_MAP_OPENING, ISN_MAP_CONFIG, ISN_MAP_KEY, ISN_MAP_STATS, ISN_MAP_LINKS,
 	ISN_MAP_SYNPROXY, ISN_MAP_SYNPROXY_PORTS, ISN_MAP_SYN_RATE, ISN_MAP_SWEEPER,
 	ISN_MAP_FLOW_COUNT, ISN_MAP_SYN_RESEND, ISN_MAP_SWEEP_FLOWS, ISN_MAP_SWEEP_OPENING,
-	ISN_MAP_SWEEP_LONG, ISN_MAP_RESEND_QUEUES, ISN_MAP_RESEND_SLOTS,
+	ISN_MAP_SWEEP_LONG, ISN_MAP_RESEND_QUEUES, ISN_MAP_RESEND_SLOTS, ISN_MAP_LOCAL_ADDRS,
 };
 _Static_assert(sizeof(pinned_maps) / sizeof(pinned_maps[0]) == STATE_MAP_COUNT,
 	       "STATE_MAP_COUNT is how many pinned_maps there are");
@@ -530,6 +530,18 @@ int resend_state_forget(uint64_t netns_ino)
 				sizeof(struct resend_slot), slot_of, netns_ino) ?:
 	       map_delete_where(ISN_MAP_RESEND_QUEUES, sizeof(__u64),
 				sizeof(struct resend_queues), queues_of, netns_ino);
+}
+
+static bool local_addr_of(const void *key, const void *value, uint64_t netns_ino)
+{
+	(void)value;
+	return ((const struct local_addr_key *)key)->netns_ino == netns_ino;
+}
+
+int local_addrs_forget(uint64_t netns_ino)
+{
+	return map_delete_where(ISN_MAP_LOCAL_ADDRS, sizeof(struct local_addr_key),
+				sizeof(struct local_addr), local_addr_of, netns_ino);
 }
 
 void remove_state(void)

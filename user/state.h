@@ -18,7 +18,7 @@ struct link_info;
 struct isnguard;
 
 /* How many maps isnguard pins (state.c's pinned_maps). */
-#define STATE_MAP_COUNT 17
+#define STATE_MAP_COUNT 18
 
 /*
  * Pinned maps of another layout: state kept (`detach --keep-state`) by
@@ -67,6 +67,8 @@ void remove_state(void);
  * 0 or -errno.
  */
 int resend_state_forget(uint64_t netns_ino);
+/* netns_ino's entries of isn_local_addrs gone (the namespace's last detach). 0 or -errno. */
+int local_addrs_forget(uint64_t netns_ino);
 
 /* --- user/links.c --- */
 /* Forgets ifindex and stale records in isn_links: how many attachments remain, or -errno. */

@@ -21,6 +21,7 @@
 #define SYN4_LEN (14 + 20 + 40)
 #define SYN6_LEN (14 + 40 + 40)
 #define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
@@ -187,6 +188,244 @@ SEC("xdp")
 int bench_kernel_synack4_nolookup(struct xdp_md *ctx)
 {
 	return kernel_synack4(ctx, false);
+}
+
+/*
+ * The IPv6 baseline: the same SYN-ACK with bpf_tcp_raw_gen_syncookie_ipv6
+ * after the same listener lookup, for Linux's 40-byte SYN over IPv6.
+ */
+static __always_inline int kernel_synack6(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct ipv6hdr *ip6 = data + 14;
+	struct tcphdr *th = data + 54;
+	struct bpf_sock_tuple tuple = {};
+	__be32 *opt = data + 74;
+	struct in6_addr addr;
+	__u32 words[10], client_isn, tsval;
+	struct bpf_sock *sk;
+	__u8 mac[6];
+	__s64 value, sum;
+	__be16 port;
+	int state;
+
+	if (data + SYN6_LEN > end || eth->h_proto != bpf_htons(ETH_P_IPV6) ||
+	    ip6->nexthdr != IPPROTO_TCP || th->doff != 10)
+		return XDP_PASS;
+	__builtin_memcpy(tuple.ipv6.saddr, &ip6->saddr, 16);
+	__builtin_memcpy(tuple.ipv6.daddr, &ip6->daddr, 16);
+	tuple.ipv6.sport = th->source;
+	tuple.ipv6.dport = th->dest;
+	sk = bpf_skc_lookup_tcp(ctx, &tuple, sizeof(tuple.ipv6), BPF_F_CURRENT_NETNS, 0);
+	if (!sk)
+		return XDP_PASS;
+	state = sk->state;
+	bpf_sk_release(sk);
+	if (state != BPF_TCP_LISTEN)
+		return XDP_PASS;
+
+	value = bpf_tcp_raw_gen_syncookie_ipv6(ip6, th, 40);
+	if (value < 0)
+		return XDP_PASS;
+	client_isn = bpf_ntohl(th->seq);
+	tsval = bpf_ntohl(opt[2]);
+
+	__builtin_memcpy(mac, eth->h_source, 6);
+	__builtin_memcpy(eth->h_source, eth->h_dest, 6);
+	__builtin_memcpy(eth->h_dest, mac, 6);
+	addr = ip6->saddr;
+	ip6->saddr = ip6->daddr;
+	ip6->daddr = addr;
+	ip6->hop_limit = 64;
+
+	port = th->source;
+	th->source = th->dest;
+	th->dest = port;
+	th->seq = bpf_htonl((__u32)value);
+	th->ack_seq = bpf_htonl(client_isn + 1);
+	((__u8 *)th)[13] = 0x12;	/* SYN, ACK */
+	th->window = bpf_htons(65535);
+	th->check = 0;
+	opt[0] = bpf_htonl(0x02040000 | (__u32)(value >> 32));
+	opt[1] = bpf_htonl(0x0402080a);
+	opt[2] = bpf_htonl((__u32)(bpf_ktime_get_ns() / 1000000));
+	opt[3] = bpf_htonl(tsval);
+	opt[4] = bpf_htonl(0x01030307);
+	__builtin_memcpy(words, th, 40);
+	sum = bpf_csum_diff(NULL, 0, (__be32 *)&ip6->saddr, 32,
+			    bpf_htonl(40) + bpf_htonl(IPPROTO_TCP));
+	sum = bpf_csum_diff(NULL, 0, (__be32 *)words, 40, (__u32)sum);
+	th->check = fold(sum);
+	return XDP_TX;
+}
+
+SEC("xdp")
+int bench_kernel_synack6(struct xdp_md *ctx)
+{
+	return kernel_synack6(ctx);
+}
+
+/*
+ * The floor of any XDP responder: parse Ethernet, IPv4 or IPv6 and TCP,
+ * swap the MACs, the addresses and the ports, XDP_TX. The checksums hold
+ * (the sums' terms only change places).
+ */
+SEC("xdp")
+int bench_reflect(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct tcphdr *th;
+	__u8 mac[6];
+	__be16 port;
+
+	if (data + 14 > end)
+		return XDP_PASS;
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = data + 14;
+		__be32 addr;
+
+		if ((void *)(ip + 1) > end || ip->protocol != IPPROTO_TCP)
+			return XDP_PASS;
+		th = (void *)ip + ip->ihl * 4;
+		if ((void *)(th + 1) > end)
+			return XDP_PASS;
+		addr = ip->saddr;
+		ip->saddr = ip->daddr;
+		ip->daddr = addr;
+	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = data + 14;
+		struct in6_addr addr;
+
+		th = (void *)(ip6 + 1);
+		if ((void *)(th + 1) > end || ip6->nexthdr != IPPROTO_TCP)
+			return XDP_PASS;
+		addr = ip6->saddr;
+		ip6->saddr = ip6->daddr;
+		ip6->daddr = addr;
+	} else {
+		return XDP_PASS;
+	}
+	__builtin_memcpy(mac, eth->h_source, 6);
+	__builtin_memcpy(eth->h_source, eth->h_dest, 6);
+	__builtin_memcpy(eth->h_dest, mac, 6);
+	port = th->source;
+	th->source = th->dest;
+	th->dest = port;
+	return XDP_TX;
+}
+
+/*
+ * The steps isnguard's SYN answer pays for in helpers, each alone on the
+ * SYN (which they leave as it is): the listener lookup, and the route
+ * decision's bpf_fib_lookup as bpf/route.h makes it.
+ */
+SEC("xdp")
+int bench_listener_lookup(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct bpf_sock_tuple tuple = {};
+	struct ethhdr *eth = data;
+	struct bpf_sock *sk;
+	struct tcphdr *th;
+	__u32 size;
+
+	if (data + SYN4_LEN > end)
+		return XDP_PASS;
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = data + 14;
+
+		th = data + 34;
+		tuple.ipv4.saddr = ip->saddr;
+		tuple.ipv4.daddr = ip->daddr;
+		tuple.ipv4.sport = th->source;
+		tuple.ipv4.dport = th->dest;
+		size = sizeof(tuple.ipv4);
+	} else {
+		struct ipv6hdr *ip6 = data + 14;
+
+		th = data + 54;
+		if ((void *)(th + 1) > end)
+			return XDP_PASS;
+		__builtin_memcpy(tuple.ipv6.saddr, &ip6->saddr, 16);
+		__builtin_memcpy(tuple.ipv6.daddr, &ip6->daddr, 16);
+		tuple.ipv6.sport = th->source;
+		tuple.ipv6.dport = th->dest;
+		size = sizeof(tuple.ipv6);
+	}
+	sk = bpf_skc_lookup_tcp(ctx, &tuple, size, BPF_F_CURRENT_NETNS, 0);
+	if (!sk)
+		return XDP_ABORTED;
+	bpf_sk_release(sk);
+	return XDP_TX;
+}
+
+SEC("xdp")
+int bench_fib_lookup(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct bpf_fib_lookup fib = {};
+	struct ethhdr *eth = data;
+	struct tcphdr *th;
+
+	if (data + SYN4_LEN > end)
+		return XDP_PASS;
+	fib.l4_protocol = IPPROTO_TCP;
+	fib.ifindex = ctx->ingress_ifindex;
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = data + 14;
+
+		th = data + 34;
+		fib.family = 2;
+		fib.ipv4_src = ip->saddr;
+		fib.ipv4_dst = ip->daddr;
+	} else {
+		struct ipv6hdr *ip6 = data + 14;
+
+		th = data + 54;
+		if ((void *)(th + 1) > end)
+			return XDP_PASS;
+		fib.family = 10;
+		__builtin_memcpy(fib.ipv6_src, &ip6->saddr, 16);
+		__builtin_memcpy(fib.ipv6_dst, &ip6->daddr, 16);
+	}
+	fib.sport = th->source;
+	fib.dport = th->dest;
+	bpf_fib_lookup(ctx, &fib, sizeof(fib), 0);
+	return XDP_TX;
+}
+
+/*
+ * The kernel's cookie ACK check at tc, the baseline of isnguard_tc_cookie's:
+ * the listener lookup, then bpf_tcp_raw_check_syncookie_ipv4 (IPv4 ACKs
+ * with a 20-byte IP header, as the bench's are). The ACK's cookie is
+ * isnguard's, so the kernel's check fails it, as isnguard's fails a bad MAC.
+ */
+SEC("tc")
+int bench_kernel_check4(struct __sk_buff *skb)
+{
+	void *data = (void *)(long)skb->data, *end = (void *)(long)skb->data_end;
+	struct bpf_sock_tuple tuple = {};
+	struct iphdr *ip = data + 14;
+	struct tcphdr *th = data + 34;
+	struct bpf_sock *sk;
+	int state;
+
+	if (data + 54 > end || ip->ihl != 5)
+		return -1;
+	tuple.ipv4.saddr = ip->saddr;
+	tuple.ipv4.daddr = ip->daddr;
+	tuple.ipv4.sport = th->source;
+	tuple.ipv4.dport = th->dest;
+	sk = bpf_skc_lookup_tcp(skb, &tuple, sizeof(tuple.ipv4), BPF_F_CURRENT_NETNS, 0);
+	if (!sk)
+		return 2;
+	state = sk->state;
+	bpf_sk_release(sk);
+	if (state != BPF_TCP_LISTEN)
+		return -1;
+	return bpf_tcp_raw_check_syncookie_ipv4(ip, th) ? 2 : -1;
 }
 
 /* The least a tc filter can do: the baseline for an established segment's cost. */

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Where isnguard_xdp's SYN answer spends its time (tests/bench_synproxy.c):
+ * the datapath itself, and programs that stop after each step of
+ * synproxy_syn_answer, loaded on the datapath's maps. Each leaves the SYN
+ * as it came (XDP_TX when the step said "answer", else XDP_ABORTED), and
+ * runs behind the same harness as the whole answer; the differences between
+ * them are the steps' costs:
+ * - decide: the parse, then synproxy_syn (the port, the destination and
+ *   martian checks, the option parse, the listener lookup, the route);
+ * - + checksum: synproxy_syn_csum;
+ * - + cookie: the SipHash cookie and its TSval (synproxy_cookie);
+ * the whole answer (the SYN-ACK written) is isnguard_xdp's, with a harness.
+ */
+#include "isnguard.bpf.c"
+
+enum bench_step { STEP_DECIDE, STEP_CSUM, STEP_COOKIE, STEP_ANSWER };
+
+/* Where the cookie step leaves its cookie, so that clang cannot drop the hash. */
+__u32 bench_cookie_sink;
+
+__noinline int bench_step_cookie_xdp(struct xdp_md *xdp, const struct pkt *pkt_arg,
+				     const struct synack_plan *plan)
+{
+	struct ctx c = { .ctx = xdp, .kind = CTX_XDP };
+	__u32 cookie = 0, tsval = 0;
+	struct pkt p;
+	int err;
+
+	if (!pkt_arg || !plan)
+		return -1;
+	p = *pkt_arg;
+	err = synproxy_cookie(&c, &p, plan, &cookie, &tsval);
+	*(volatile __u32 *)&bench_cookie_sink = cookie ^ tsval;
+	return err;
+}
+
+static __always_inline int bench_step(struct xdp_md *xdp, enum bench_step last)
+{
+	struct ctx c = { .ctx = xdp, .kind = CTX_XDP };
+	struct synack_plan plan = {};
+	struct pkt pkt = {};
+
+	if (fastpath_ack(xdp) != FASTPATH_MISS || parse_packet(&c, &pkt, true) != PARSE_OK ||
+	    !tcp_is_syn(&pkt) || synproxy_syn_xdp(xdp, &pkt, &plan) != SYNPROXY_ANSWER)
+		return XDP_ABORTED;
+	if (last >= STEP_CSUM && synproxy_syn_csum(xdp, &pkt))
+		return XDP_ABORTED;
+	if (last == STEP_COOKIE && bench_step_cookie_xdp(xdp, &pkt, &plan))
+		return XDP_ABORTED;
+	if (last == STEP_ANSWER)
+		return synproxy_answer_xdp(xdp, &pkt, &plan) == STAT_COOKIE_SENT ? XDP_TX
+									     : XDP_ABORTED;
+	return XDP_TX;
+}
+
+SEC("xdp")
+int bench_step_decide(struct xdp_md *xdp)
+{
+	return bench_step(xdp, STEP_DECIDE);
+}
+
+SEC("xdp")
+int bench_step_csum(struct xdp_md *xdp)
+{
+	return bench_step(xdp, STEP_CSUM);
+}
+
+SEC("xdp")
+int bench_step_cookie(struct xdp_md *xdp)
+{
+	return bench_step(xdp, STEP_COOKIE);
+}
+
+SEC("xdp")
+int bench_step_answer(struct xdp_md *xdp)
+{
+	return bench_step(xdp, STEP_ANSWER);
+}
