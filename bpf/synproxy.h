@@ -24,6 +24,7 @@
 #include "stats.h"
 #include "synhdr.h"
 #include "synopt.h"
+#include "syn_policy.h"
 #include "tcp.h"
 
 /* Not a segment for the SYN proxy: the caller goes on as without it. */
@@ -36,6 +37,8 @@
 #define SYNPROXY_CONTINUE (-4)
 /* synproxy_syn: the SYN gets a cookie SYN-ACK, as planned (synproxy_answer). */
 #define SYNPROXY_ANSWER (-5)
+/* synproxy_syn: it would, but the port is only watched (monitor mode): it passes. */
+#define SYNPROXY_MONITOR (-6)
 
 /* RFC 9293 3.7.1 and RFC 8200 section 8.3: the MSS to assume when a SYN names none. */
 #define SYNPROXY_DEFAULT_MSS4 536
@@ -505,24 +508,34 @@ static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *p
 					struct synack_plan *plan)
 {
 	const struct synproxy_config *sp = synproxy_get();
+	const struct syn_policy *pol;
 	enum route_kind route;
 	struct syn_opts so;
 	struct tcphdr *th;
-	bool translate;
+	bool translate, monitor;
+	__u32 list;
 	__be32 seq;
 	int state;
 
-	if (!sp)
+	pol = syn_policy_get();
+	if (!sp || !pol)
 		return SYNPROXY_NOT_MINE;
 	th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
 	if (!th || !synproxy_port_protected(th->dest))
 		return SYNPROXY_NOT_MINE;
 	stat_inc(STAT_SYN_SEEN);
+	/* Before any other work: the lists are the operator's word on the source. */
+	monitor = syn_port_monitored(pol, th->dest);
+	list = syn_source_list(c, pkt, pol);
+	if (list == SYN_LIST_ALLOW)
+		return STAT_SYN_PREFIX_ALLOWED;
+	if (list == SYN_LIST_DENY)
+		return monitor ? STAT_SYN_MONITOR_DROP : STAT_SYN_PREFIX_DENIED;
 	state = synproxy_dst_check(c, pkt);
 	if (state)
 		return state;	/* nor counted toward auto mode's rate */
-	if (synproxy_martian(c, pkt))
-		return STAT_SYN_MARTIAN;	/* dropped, not counted toward the rate either */
+	if (synproxy_martian(c, pkt))	/* dropped, not counted toward the rate either */
+		return monitor ? STAT_SYN_MONITOR_DROP : STAT_SYN_MARTIAN;
 	if (sp->mode == SYNPROXY_AUTO && !synproxy_auto_active(sp, th->dest))
 		return STAT_SYN_PASSED_AUTO;
 	/*
@@ -562,12 +575,16 @@ static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *p
 	 */
 	if (translate && proxy_tuple_busy(c, pkt))
 		return STAT_SYN_PASSED_SOCKET;
+	/* Only a SYN about to be answered takes a token: its SYN-ACK is what the limits bound. */
+	state = syn_limit(c, pkt, pol);
+	if (state)
+		return monitor && state != STAT_PASS_TRUNCATED ? STAT_SYN_MONITOR_LIMIT : state;
 
 	if (ctx_load_be32(c, pkt->l4_off + TCP_SEQ_OFF, &seq))
 		return STAT_DROP_ERROR;
 	plan->client_isn = bpf_ntohl(seq);
 	synproxy_plan(c, pkt, sp, &so, translate, plan);
-	return SYNPROXY_ANSWER;
+	return monitor ? SYNPROXY_MONITOR : SYNPROXY_ANSWER;
 }
 
 /* The cookie, and the timestamp it rides in, for the SYN synproxy_syn planned an answer to. */
@@ -861,6 +878,17 @@ __noinline int synproxy_syn_csum_skb(struct __sk_buff *skb, const struct pkt *pk
 }
 
 /*
+ * Monitor mode: what a SYN planned an answer to (SYNPROXY_MONITOR) would
+ * have met at the checksum check (csum, its decision), as a pass.
+ */
+static __always_inline int synproxy_monitor_verdict(int csum)
+{
+	if (!csum)
+		return STAT_SYN_MONITOR_ANSWER;
+	return csum == STAT_SYN_BAD_CHECKSUM ? STAT_SYN_MONITOR_DROP : csum;
+}
+
+/*
  * XDP: a SYN (no ACK) to answer or not. The decision, STAT_COOKIE_SENT
  * meaning XDP_TX, or SYNPROXY_NOT_MINE (pkt still as parsed). Only a SYN
  * about to be answered has its checksums checked: every other goes to the
@@ -870,14 +898,16 @@ static __always_inline int synproxy_syn_answer(struct xdp_md *xdp, const struct 
 {
 	struct synack_plan plan = {};
 	struct pkt copy = *pkt;	/* see proxy_translate */
-	int stat;
+	int stat, csum;
 
 	stat = synproxy_syn_xdp(xdp, &copy, &plan);
-	if (stat != SYNPROXY_ANSWER)
+	if (stat != SYNPROXY_ANSWER && stat != SYNPROXY_MONITOR)
 		return stat;
-	stat = synproxy_syn_csum(xdp, &copy);
-	if (stat)
-		return stat;
+	csum = synproxy_syn_csum(xdp, &copy);
+	if (stat == SYNPROXY_MONITOR)
+		return synproxy_monitor_verdict(csum);
+	if (csum)
+		return csum;
 	return synproxy_answer_xdp(xdp, &copy, &plan);	/* the callees only read the copy */
 }
 
@@ -892,8 +922,10 @@ static __always_inline int synproxy_syn_tc(struct __sk_buff *skb, const struct p
 	int stat;
 
 	stat = synproxy_syn_skb(skb, &copy, &plan);
-	if (stat != SYNPROXY_ANSWER)
+	if (stat != SYNPROXY_ANSWER && stat != SYNPROXY_MONITOR)
 		return stat;
+	if (stat == SYNPROXY_MONITOR)
+		return synproxy_monitor_verdict(synproxy_syn_csum_skb(skb, &copy));
 	stat = synproxy_syn_csum_skb(skb, &copy);
 	if (!stat)
 		stat = synproxy_cookie_skb(skb, &copy, &plan);

@@ -8,7 +8,12 @@
  *   bpf_tcp_raw_gen_syncookie_ipv4 (tests/bpf/bench_syn.bpf.c). Each run
  *   starts from the SYN again through a restoring harness that tail-calls
  *   the program under test; the harness's cost (measured with an empty
- *   XDP_TX behind it) is subtracted.
+ *   XDP_TX behind it) is subtracted. The SYN policy (bpf/syn_policy.h) is
+ *   on with a rate no run reaches, so every SYN pays its source bucket's
+ *   check and is answered; beside it, isnguard_xdp with no SYN policy (a
+ *   second load, its policy map its own), and both with a new source each
+ *   SYN (bench_restore4_newsrc), which makes a bucket every time, as a
+ *   flood from random sources does.
  * - An established segment (ACK with timestamps) of a real loopback
  *   connection, to a protected and to an unprotected port, through the tc
  *   filter beside XDP (isnguard_tc_cookie) and the tc ingress program,
@@ -62,7 +67,7 @@ struct bcase {
 	double median;
 };
 
-static struct bcase cases[24];
+static struct bcase cases[28];
 static size_t ncases;
 
 static double now_ns(void)
@@ -214,6 +219,15 @@ static int setup_datapath(struct isnguard **dp)
 		.syn_threshold = 1000, .rcv_wscale = 7, .window = 65535,
 	};
 	struct isn_config cfg = { .hash = ISN_HASH_SIPHASH };
+	/*
+	 * The SYN policy as attach writes it, but with a rate no run reaches:
+	 * every SYN pays the check of its source's bucket and is answered.
+	 */
+	struct syn_policy pol = {
+		.source_rate = SYN_RATE_MAX, .source_burst = SYN_RATE_MAX,
+		.source_prefix4 = SYN_SOURCE_PREFIX4_DEFAULT,
+		.source_prefix6 = SYN_SOURCE_PREFIX6_DEFAULT, .flags = SYN_POLICY_SET,
+	};
 	uint32_t zero = 0, word = BENCH_PORT >> 6;
 	uint64_t bits = 1ULL << (BENCH_PORT & 63);
 
@@ -226,6 +240,9 @@ static int setup_datapath(struct isnguard **dp)
 	    bpf_map_update_elem(bpf_map__fd((*dp)->maps.isn_synproxy_ports), &word, &bits,
 				BPF_ANY) ||
 	    bpf_map_update_elem(bpf_map__fd((*dp)->maps.isn_synproxy), &zero, &sp, BPF_ANY))
+		return -1;
+	syn_policy_derive(&pol);
+	if (bpf_map_update_elem(bpf_map__fd((*dp)->maps.isn_syn_policy), &zero, &pol, BPF_ANY))
 		return -1;
 	/* As attach does: flows enter isn_flows only with a slot of the sweeper's queue. */
 	{
@@ -257,6 +274,25 @@ static int setup_syn_tc(struct isnguard *dp, struct isnguard **syn_tc)
 	if (map_share((*syn_tc)->obj, dp->obj, NULL))
 		return -1;
 	return isnguard__load(*syn_tc);
+}
+
+/*
+ * isnguard_xdp on the first load's maps but a SYN policy of its own, all
+ * zero (no limit, no list, no monitor): the SYN policy's cost is the
+ * difference from the first load's, measured in the same rounds.
+ */
+static int setup_no_policy(struct isnguard *dp, struct isnguard **no_policy)
+{
+	struct bpf_program *p;
+
+	*no_policy = isnguard__open();
+	if (!*no_policy)
+		return -1;
+	bpf_object__for_each_program(p, (*no_policy)->obj)
+		bpf_program__set_autoload(p, p == (*no_policy)->progs.isnguard_xdp);
+	if (map_share((*no_policy)->obj, dp->obj, ISN_MAP_SYN_POLICY))
+		return -1;
+	return isnguard__load(*no_policy);
 }
 
 /* A counter of the datapath, summed over CPUs (0 when it cannot be read). */
@@ -304,11 +340,12 @@ int main(int argc, char **argv)
 	struct bcase *harness4_tc, *harness6_tc, *isng4_tc, *isng6_tc;
 	struct bcase *tc_empty, *tc_cookie_prot, *tc_cookie_open, *tc_ing_prot, *xdp_prot;
 	struct bcase *ack_valid, *ack_valid_prev, *ack_bad;
+	struct bcase *isng4_nopol, *harness4_new, *isng4_new, *isng4_new_nopol;
 	int listeners[3], conn_prot, conn_open, c;
 	uint16_t sport_prot, sport_open;
 	uint8_t frame[PKT_MAX_LEN];
 	struct bench_syn *bs;
-	struct isnguard *dp, *syn_tc;
+	struct isnguard *dp, *syn_tc, *no_policy;
 	size_t len;
 
 	while ((c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
@@ -335,7 +372,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	bs = bench_syn__open_and_load();
-	if (!bs || setup_datapath(&dp) || setup_syn_tc(dp, &syn_tc)) {
+	if (!bs || setup_datapath(&dp) || setup_syn_tc(dp, &syn_tc) ||
+	    setup_no_policy(dp, &no_policy)) {
 		fprintf(stderr, "bench_synproxy: load the BPF objects: %s\n", strerror(errno));
 		return 1;
 	}
@@ -350,6 +388,15 @@ int main(int argc, char **argv)
 			       frame, len);
 	isng4 = add("SYN-ACK, isnguard_xdp IPv4", bs->progs.bench_restore4, dp->progs.isnguard_xdp,
 		    frame, len);
+	isng4_nopol = add("SYN-ACK, isnguard_xdp IPv4, no SYN policy", bs->progs.bench_restore4,
+			  no_policy->progs.isnguard_xdp, frame, len);
+	harness4_new = add("harness, IPv4 SYN from a new source + tail call to empty XDP_TX",
+			   bs->progs.bench_restore4_newsrc, bs->progs.bench_empty_tx, frame, len);
+	isng4_new = add("SYN-ACK, isnguard_xdp IPv4, a new source each SYN",
+			bs->progs.bench_restore4_newsrc, dp->progs.isnguard_xdp, frame, len);
+	isng4_new_nopol = add("SYN-ACK, isnguard_xdp IPv4, a new source each SYN, no SYN policy",
+			      bs->progs.bench_restore4_newsrc, no_policy->progs.isnguard_xdp,
+			      frame, len);
 	empty_tx = add("empty XDP_TX, alone", bs->progs.bench_empty_tx, NULL, frame, len);
 	harness4_tc = add("harness, IPv4 SYN restored + tail call to empty tc",
 			  bs->progs.bench_restore4_tc, bs->progs.bench_empty_tc, frame, len);
@@ -415,10 +462,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_synproxy: warning: a SYN-ACK case costs no more than the "
 			"harness: was the SYN answered?\n");
 	/* Every SYN case answered: XDP's and tc's, IPv4 and IPv6 (the maps are shared). */
-	if (stat_sum(dp, STAT_COOKIE_SENT) != 4 * rounds * repeat)
+	if (stat_sum(dp, STAT_COOKIE_SENT) != 7 * rounds * repeat)
 		fprintf(stderr, "bench_synproxy: warning: %llu cookie SYN-ACKs sent of %lu: was every "
 			"SYN answered?\n", (unsigned long long)stat_sum(dp, STAT_COOKIE_SENT),
-			4 * rounds * repeat);
+			7 * rounds * repeat);
 	/* Both valid cases count (the previous slot's too, unless a slot ended), the bad one too. */
 	if (stat_sum(dp, STAT_COOKIE_ACK_VALID) < rounds * repeat ||
 	    stat_sum(dp, STAT_COOKIE_BAD_MAC) != rounds * repeat)
@@ -438,6 +485,12 @@ int main(int argc, char **argv)
 	       isng4->median - harness4->median,
 	       (isng4->median - harness4->median) / (kernel4->median - harness4->median));
 	printf("  isnguard SYN-ACK (IPv6)           %7.1f ns\n", isng6->median - harness6->median);
+	printf("  isnguard SYN-ACK (IPv4), no SYN policy  %7.1f ns  (the policy: %+.1f)\n",
+	       isng4_nopol->median - harness4->median, isng4->median - isng4_nopol->median);
+	printf("  isnguard SYN-ACK (IPv4), a new source each SYN  %7.1f ns  (no SYN policy: "
+	       "%.1f; the bucket made: %+.1f)\n", isng4_new->median - harness4_new->median,
+	       isng4_new_nopol->median - harness4_new->median,
+	       isng4_new->median - isng4_new_nopol->median);
 	printf("  isnguard SYN-ACK at tc (IPv4)     %7.1f ns  (--syn-hook tc; over a tc harness of %.1f)\n",
 	       isng4_tc->median - harness4_tc->median, harness4_tc->median);
 	printf("  isnguard SYN-ACK at tc (IPv6)     %7.1f ns\n", isng6_tc->median - harness6_tc->median);
@@ -458,6 +511,7 @@ int main(int argc, char **argv)
 	close(conn_open);
 	for (int i = 0; i < 3; i++)
 		close(listeners[i]);
+	isnguard__destroy(no_policy);
 	isnguard__destroy(syn_tc);
 	isnguard__destroy(dp);
 	bench_syn__destroy(bs);
