@@ -15,6 +15,7 @@
 #include "json_writer.h"
 #include "maps.h"
 #include "pinned.h"
+#include "policy.h"
 
 #define STAT_NAME(name, text) [name] = text,
 static const char *const stat_names[STAT_COUNT] = { ISNGUARD_STATS(STAT_NAME) };
@@ -44,6 +45,8 @@ struct stats_sample {
 	__u64 counters[STAT_COUNT];
 	__u64 flows_present;
 	__u64 flows_max;
+	__u64 buckets_present;	/* the SYN policy's source buckets (isn_syn_buckets) */
+	__u64 buckets_max;
 	double taken_s;		/* CLOCK_MONOTONIC */
 };
 
@@ -168,6 +171,7 @@ static int read_counter(const struct stats_source *src, __u32 index, __u64 *tota
 
 static int read_sample(const struct stats_source *src, struct stats_sample *s)
 {
+	uint32_t max_buckets;
 	size_t present;
 	int err;
 
@@ -186,6 +190,14 @@ static int read_sample(const struct stats_source *src, struct stats_sample *s)
 	}
 	s->flows_present = present;
 	s->flows_max = src->flows_max;
+	/* The source buckets in use, where the state has them (a build's before it: none). */
+	err = policy_bucket_fill(&present, &max_buckets);
+	if (err && err != -ENOENT) {
+		cli_error("stats: count %s: %s", ISN_MAP_SYN_BUCKETS, strerror(-err));
+		return err;
+	}
+	s->buckets_present = err ? 0 : present;
+	s->buckets_max = err ? 0 : max_buckets;
 	return 0;
 }
 
@@ -261,6 +273,12 @@ static void print_sample_text(const struct stats_sample *now, const struct stats
 	printf("%-*s  %*llu\n", nw, "flows_present", vw, (unsigned long long)now->flows_present);
 	printf("%-*s  %*llu\n", nw, "flows_max", vw, (unsigned long long)now->flows_max);
 	printf("%-*s  %*llu\n", nw, "flow_evicted", vw, (unsigned long long)flows_evicted(now));
+	if (now->buckets_max) {		/* a state with the SYN policy's buckets */
+		printf("%-*s  %*llu\n", nw, "source_buckets", vw,
+		       (unsigned long long)now->buckets_present);
+		printf("%-*s  %*llu\n", nw, "source_buckets_max", vw,
+		       (unsigned long long)now->buckets_max);
+	}
 	fflush(stdout);
 }
 
@@ -278,6 +296,10 @@ static void print_sample_json(const struct stats_sample *now, const struct stats
 	jw_uint_field(&jw, "flows_present", now->flows_present);
 	jw_uint_field(&jw, "flows_max", now->flows_max);
 	jw_uint_field(&jw, "flow_evicted", flows_evicted(now));
+	if (now->buckets_max) {
+		jw_uint_field(&jw, "source_buckets", now->buckets_present);
+		jw_uint_field(&jw, "source_buckets_max", now->buckets_max);
+	}
 	if (prev) {
 		jw_double_field(&jw, "interval_s", now->taken_s - prev->taken_s, 3);
 		jw_name(&jw, "deltas");
