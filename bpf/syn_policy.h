@@ -83,6 +83,18 @@ static __always_inline bool syn_port_monitored(const struct syn_policy *pol, __b
 	return bits && ((*bits >> (host_port & 63)) & 1);
 }
 
+/* Whether the segment's destination port is only watched (monitor mode). */
+static __always_inline bool syn_ack_monitored(const struct ctx *c, const struct pkt *pkt)
+{
+	const struct syn_policy *pol = syn_policy_get();
+	struct tcphdr *th;
+
+	if (!pol || pol->monitor == SYN_MONITOR_OFF)
+		return false;
+	th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
+	return th && syn_port_monitored(pol, th->dest);
+}
+
 /*
  * The list holding the SYN's source (enum syn_list): the longest prefix of
  * either list wins. A family whose lists are empty costs no lookup.

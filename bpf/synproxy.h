@@ -1415,9 +1415,15 @@ static __always_inline int synproxy_ack_req(const struct ctx *c, const struct pk
 	return ret;
 }
 
-/* *to_stack: the ACK failed the check but goes to the host's stack all the same. */
+/*
+ * *to_stack: the ACK failed the check but goes to the host's stack all the
+ * same. A port only watched (monitor mode) answers no SYN, so its ACKs are
+ * the host's: they pass unjudged, as with the proxy off.
+ */
 static __always_inline int synproxy_ack(const struct ctx *c, const struct pkt *pkt, bool *to_stack)
 {
+	if (syn_ack_monitored(c, pkt))
+		return SYNPROXY_NOT_MINE;
 	return synproxy_ack_req(c, pkt, false, to_stack);
 }
 

@@ -550,3 +550,43 @@ TEST(test_syn_policy_monitor_mode_counts_and_passes)
 	}
 	dp_syn_policy_clear();
 }
+
+/*
+ * A port only watched answers no SYN, so an ACK to it that no socket owns
+ * is the host's (its own SYN-ACK's, or a stray one it answers with a RST):
+ * it passes unjudged, through tc beside XDP and tc ingress alike, where the
+ * SYN proxy drops it as a bad cookie (cookie_ack_invalid_mac).
+ */
+TEST(test_syn_policy_monitored_port_acks_pass_unjudged)
+{
+	static const enum dp_prog ack_progs[] = { DP_TC_COOKIE, DP_TC_INGRESS };
+	uint8_t frame[PKT_MAX_LEN], out[PKT_MAX_LEN];
+	struct pkt_spec s;
+	size_t len, out_len;
+
+	if (!policy_setup())
+		return;
+	pkt_tcp_segment(&s, "10.0.9.2", POLICY_HOST4, POLICY_SPORT, POLICY_PORT, TH_ACK,
+			0x1a2b3c4e, 0x55667788);
+	memcpy(s.eth_dst, "\x02\x00\x00\x00\x00\x01", 6);
+	s.window = 1024;
+	len = pkt_build(&s, frame, sizeof(frame));
+	for (int monitor = 0; monitor < 2; monitor++) {
+		const struct syn_policy pol = { .monitor = monitor ? SYN_MONITOR_ALL : SYN_MONITOR_OFF };
+
+		for (size_t j = 0; j < sizeof(ack_progs) / sizeof(ack_progs[0]); j++) {
+			uint64_t bad = dp_stat(STAT_COOKIE_BAD_MAC);
+			uint32_t verdict;
+
+			test_case_begin("%s_%s", monitor ? "monitor_all" : "answered_port_control",
+					dp_prog_name(ack_progs[j]));
+			if (!dp_flows_clear() || !dp_set_syn_policy(&pol, NULL) ||
+			    !dp_run(ack_progs[j], frame, len, out, &out_len, &verdict))
+				break;
+			ASSERT_EQ(verdict, monitor ? TC_ACT_UNSPEC_VERDICT : TC_ACT_SHOT_VERDICT,
+				  monitor ? "passed" : "dropped");
+			ASSERT_EQ(dp_stat(STAT_COOKIE_BAD_MAC) - bad, !monitor, "cookie_ack_invalid_mac");
+		}
+	}
+	dp_syn_policy_clear();
+}
