@@ -244,36 +244,48 @@ bool policy_differs(const struct syn_policy *a, const uint64_t *a_monitor,
 		memcmp(a_monitor, b_monitor, SYNPROXY_PORT_WORDS * sizeof(*a_monitor)));
 }
 
-/* Ways holding a source whose bucket is not full: what forgetting it would lose. */
+struct bucket_fill {
+	__u64 now;
+	size_t held, spending;
+};
+
+/*
+ * Ways holding a source, and of those the ones whose bucket is not full:
+ * what forgetting them would lose (a full bucket is as good as none).
+ */
 static int count_chunk(const void *keys __attribute__((unused)), const void *values,
 		       size_t count, void *ctx)
 {
 	const struct syn_bucket_set *sets = values;
-	struct timespec ts;
-	__u64 now;
+	struct bucket_fill *fill = ctx;
 
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);	/* bpf_ktime_get_coarse_ns's clock */
-	now = (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 	for (size_t i = 0; i < count; i++)
-		for (int w = 0; w < SYN_BUCKET_WAYS; w++)
-			*(size_t *)ctx += sets[i].tag[w] && (__s64)(sets[i].tat_ns[w] - now) > 0;
+		for (int w = 0; w < SYN_BUCKET_WAYS; w++) {
+			fill->held += sets[i].tag[w] != 0;
+			fill->spending += sets[i].tag[w] && (__s64)(sets[i].tat_ns[w] - fill->now) > 0;
+		}
 	return 0;
 }
 
-int policy_bucket_fill(size_t *present, uint32_t *max_entries)
+int policy_bucket_fill(size_t *held, size_t *spending, uint32_t *max_entries)
 {
 	struct bpf_map_info info = { 0 };
+	struct bucket_fill fill = { 0 };
 	__u32 len = sizeof(info);
+	struct timespec ts;
 	int fd = pinned_map_open(ISN_MAP_SYN_BUCKETS), err;
 
-	*present = 0;
+	*held = *spending = 0;
 	*max_entries = 0;
 	if (fd < 0)
 		return fd;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);	/* bpf_ktime_get_coarse_ns's clock */
+	fill.now = (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 	err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
 	if (!err)
-		err = map_walk(fd, sizeof(__u32), sizeof(struct syn_bucket_set), count_chunk,
-			       present);
+		err = map_walk(fd, sizeof(__u32), sizeof(struct syn_bucket_set), count_chunk, &fill);
+	*held = fill.held;
+	*spending = fill.spending;
 	*max_entries = info.max_entries * SYN_BUCKET_WAYS;
 	close(fd);
 	return err;
@@ -297,7 +309,7 @@ static const char *const monitor_names[] = {
 };
 
 void policy_print(const struct syn_policy *pol, const uint64_t *ports, const uint64_t *monitor,
-		  long buckets, uint32_t buckets_max, struct json_writer *jw)
+		  long buckets, long spending, uint32_t buckets_max, struct json_writer *jw)
 {
 	static uint64_t watched[SYNPROXY_PORT_WORDS];
 	char list[512];
@@ -316,6 +328,7 @@ void policy_print(const struct syn_policy *pol, const uint64_t *ports, const uin
 		jw_uint_field(jw, "monitor_port_count", count);
 		if (buckets >= 0) {
 			jw_uint_field(jw, "source_buckets", (uint64_t)buckets);
+			jw_uint_field(jw, "source_buckets_spending", (uint64_t)spending);
 			jw_uint_field(jw, "source_buckets_max", buckets_max);
 		}
 		return;
@@ -330,7 +343,7 @@ void policy_print(const struct syn_policy *pol, const uint64_t *ports, const uin
 	else
 		printf("          SYN-ACKs per source prefix: no limit");
 	if (buckets >= 0)
-		printf(" (buckets %ld of %u)", buckets, buckets_max);
+		printf(" (buckets: %ld of %u held, %ld not full)", buckets, buckets_max, spending);
 	if (pol->total_rate)
 		printf("; in all: %u/s\n", pol->total_rate);
 	else

@@ -113,14 +113,18 @@ int policy_open(const char *cmd, int *fd, int *monitor_fd);
 bool policy_differs(const struct syn_policy *a, const uint64_t *a_monitor,
 		    const struct syn_policy *b, const uint64_t *b_monitor);
 
-/* Entries in isn_syn_buckets now, and its size: 0 or -errno. */
-int policy_bucket_fill(size_t *present, uint32_t *max_entries);
+/*
+ * isn_syn_buckets now: the buckets holding a source, those of them not
+ * full (the source spent within its burst's time), and how many it has.
+ * 0 or -errno.
+ */
+int policy_bucket_fill(size_t *held, size_t *spending, uint32_t *max_entries);
 /*
  * Text (jw NULL) or the fields of the caller's open JSON object. ports:
  * the protected ones, which the monitored are among; buckets < 0: unknown.
  */
 void policy_print(const struct syn_policy *pol, const uint64_t *ports, const uint64_t *monitor,
-		  long buckets, uint32_t buckets_max, struct json_writer *jw);
+		  long buckets, long spending, uint32_t buckets_max, struct json_writer *jw);
 /* The ports the SYN proxy only watches, of ports (into out); how many. */
 size_t policy_monitored_ports(const struct syn_policy *pol, const uint64_t *ports,
 			      const uint64_t *monitor, uint64_t *out);

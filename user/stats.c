@@ -45,7 +45,8 @@ struct stats_sample {
 	__u64 counters[STAT_COUNT];
 	__u64 flows_present;
 	__u64 flows_max;
-	__u64 buckets_present;	/* the SYN policy's source buckets (isn_syn_buckets) */
+	__u64 buckets_held;	/* the SYN policy's source buckets (isn_syn_buckets) */
+	__u64 buckets_spending;	/* of them, not full */
 	__u64 buckets_max;
 	double taken_s;		/* CLOCK_MONOTONIC */
 };
@@ -172,7 +173,7 @@ static int read_counter(const struct stats_source *src, __u32 index, __u64 *tota
 static int read_sample(const struct stats_source *src, struct stats_sample *s)
 {
 	uint32_t max_buckets;
-	size_t present;
+	size_t present, spending;
 	int err;
 
 	s->taken_s = monotonic_s();
@@ -191,12 +192,13 @@ static int read_sample(const struct stats_source *src, struct stats_sample *s)
 	s->flows_present = present;
 	s->flows_max = src->flows_max;
 	/* The source buckets in use, where the state has them (a build's before it: none). */
-	err = policy_bucket_fill(&present, &max_buckets);
+	err = policy_bucket_fill(&present, &spending, &max_buckets);
 	if (err && err != -ENOENT) {
 		cli_error("stats: count %s: %s", ISN_MAP_SYN_BUCKETS, strerror(-err));
 		return err;
 	}
-	s->buckets_present = err ? 0 : present;
+	s->buckets_held = err ? 0 : present;
+	s->buckets_spending = err ? 0 : spending;
 	s->buckets_max = err ? 0 : max_buckets;
 	return 0;
 }
@@ -275,7 +277,9 @@ static void print_sample_text(const struct stats_sample *now, const struct stats
 	printf("%-*s  %*llu\n", nw, "flow_evicted", vw, (unsigned long long)flows_evicted(now));
 	if (now->buckets_max) {		/* a state with the SYN policy's buckets */
 		printf("%-*s  %*llu\n", nw, "source_buckets", vw,
-		       (unsigned long long)now->buckets_present);
+		       (unsigned long long)now->buckets_held);
+		printf("%-*s  %*llu\n", nw, "source_buckets_spending", vw,
+		       (unsigned long long)now->buckets_spending);
 		printf("%-*s  %*llu\n", nw, "source_buckets_max", vw,
 		       (unsigned long long)now->buckets_max);
 	}
@@ -297,7 +301,8 @@ static void print_sample_json(const struct stats_sample *now, const struct stats
 	jw_uint_field(&jw, "flows_max", now->flows_max);
 	jw_uint_field(&jw, "flow_evicted", flows_evicted(now));
 	if (now->buckets_max) {
-		jw_uint_field(&jw, "source_buckets", now->buckets_present);
+		jw_uint_field(&jw, "source_buckets", now->buckets_held);
+		jw_uint_field(&jw, "source_buckets_spending", now->buckets_spending);
 		jw_uint_field(&jw, "source_buckets_max", now->buckets_max);
 	}
 	if (prev) {

@@ -70,13 +70,15 @@ struct status_synproxy {
 
 static void read_synproxy(struct status_synproxy *sp)
 {
-	size_t buckets;
+	size_t held, spending;
 
 	sp->present = !synproxy_read_pinned(&sp->cfg, sp->ports);
 	sp->view = (struct policy_view){ .pol = &sp->pol, .monitor = sp->monitor, .buckets = -1 };
 	sp->policy = sp->present && !policy_read_pinned(&sp->pol, sp->monitor) ? &sp->view : NULL;
-	if (sp->policy && !policy_bucket_fill(&buckets, &sp->view.buckets_max))
-		sp->view.buckets = (long)buckets;
+	if (sp->policy && !policy_bucket_fill(&held, &spending, &sp->view.buckets_max)) {
+		sp->view.buckets = (long)held;
+		sp->view.spending = (long)spending;
+	}
 }
 
 struct status {

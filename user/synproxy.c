@@ -375,7 +375,7 @@ void synproxy_print(const struct synproxy_config *cfg, const uint64_t *ports,
 		jw_end_array(jw);
 		if (view)
 			policy_print(view->pol, ports, view->monitor, view->buckets,
-				     view->buckets_max, jw);
+				     view->spending, view->buckets_max, jw);
 		jw_end_object(jw);
 		return;
 	}
@@ -397,8 +397,8 @@ void synproxy_print(const struct synproxy_config *cfg, const uint64_t *ports,
 			printf(" %s", offers[i].name);
 	printf("\n");
 	if (view)
-		policy_print(view->pol, ports, view->monitor, view->buckets, view->buckets_max,
-			     NULL);
+		policy_print(view->pol, ports, view->monitor, view->buckets, view->spending,
+			     view->buckets_max, NULL);
 }
 
 /* --- isnguard synproxy ---------------------------------------------------- */
@@ -595,7 +595,7 @@ int do_synproxy(int argc, char **argv)
 	struct policy_view view = { .pol = &pol, .monitor = monitor, .buckets = -1 };
 	int err, config_fd, ports_fd, policy_fd, monitor_fd, lock = -1;
 	bool change_proxy, change_policy;
-	size_t buckets;
+	size_t held, spending;
 	struct json_writer jw;
 
 	err = parse_synproxy_args(&p, argc, argv, &prm);
@@ -662,8 +662,10 @@ int do_synproxy(int argc, char **argv)
 	if (cfg.mode != SYNPROXY_OFF && loader_tick_sync())
 		fprintf(stderr, "%s: synproxy: made the resend tick device %s\n", PROG_NAME,
 			ISN_TICK_DEV);
-	if (!policy_bucket_fill(&buckets, &view.buckets_max))
-		view.buckets = (long)buckets;
+	if (!policy_bucket_fill(&held, &spending, &view.buckets_max)) {
+		view.buckets = (long)held;
+		view.spending = (long)spending;
+	}
 	if (prm.json) {
 		jw_init(&jw, stdout);
 		synproxy_print(&cfg, ports, &view, &jw);

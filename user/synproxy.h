@@ -66,7 +66,8 @@ int synproxy_write(int config_fd, int ports_fd, const struct synproxy_config *cf
 struct policy_view {
 	const struct syn_policy *pol;
 	const uint64_t *monitor;	/* isn_synproxy_monitor's bitmap */
-	long buckets;			/* isn_syn_buckets' entries; < 0: unknown */
+	long buckets;			/* isn_syn_buckets' buckets held; < 0: unknown */
+	long spending;			/* of them, not full */
 	uint32_t buckets_max;
 };
 
