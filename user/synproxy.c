@@ -629,13 +629,15 @@ int do_synproxy(int argc, char **argv)
 		err = EXIT_RUNTIME;
 	} else if (change_policy) {
 		bool was_off = cfg.mode == SYNPROXY_OFF;
+		bool answered = synproxy_answers(&cfg, ports, &pol, monitor);
 
 		if (change_proxy)
 			err = synproxy_change(&p, &prm, &cfg, ports);
 		if (!err)
 			err = synproxy_policy_change(&p, &prm, was_off && cfg.mode != SYNPROXY_OFF,
 						     ports, &pol, monitor);
-		if (!err && synproxy_answers(&cfg, ports, &pol, monitor))
+		/* Cookies switched on, or ports out of monitor mode: someone must answer them. */
+		if (!err && synproxy_answers(&cfg, ports, &pol, monitor) && (change_proxy || !answered))
 			err = health_check_cookie_hooks();
 		/* The policy first: ports switched on in monitor mode never get an answer. */
 		if (!err && (err = policy_write(policy_fd, monitor_fd, &pol, monitor))) {
