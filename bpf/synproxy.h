@@ -512,7 +512,8 @@ static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *p
 	enum route_kind route;
 	struct syn_opts so;
 	struct tcphdr *th;
-	bool translate, monitor;
+	bool translate;
+	__be16 dport;
 	__u32 list;
 	__be32 seq;
 	int state;
@@ -524,18 +525,23 @@ static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *p
 	if (!th || !synproxy_port_protected(th->dest))
 		return SYNPROXY_NOT_MINE;
 	stat_inc(STAT_SYN_SEEN);
-	/* Before any other work: the lists are the operator's word on the source. */
-	monitor = syn_port_monitored(pol, th->dest);
+	/*
+	 * Before any other work: the lists are the operator's word on the
+	 * source. Whether the port is only watched is asked where it decides,
+	 * not kept: a flag live through the rest would double the states the
+	 * verifier walks.
+	 */
+	dport = th->dest;
 	list = syn_source_list(c, pkt, pol);
 	if (list == SYN_LIST_ALLOW)
 		return STAT_SYN_PREFIX_ALLOWED;
 	if (list == SYN_LIST_DENY)
-		return monitor ? STAT_SYN_MONITOR_DROP : STAT_SYN_PREFIX_DENIED;
+		return syn_port_monitored(pol, dport) ? STAT_SYN_MONITOR_DROP : STAT_SYN_PREFIX_DENIED;
 	state = synproxy_dst_check(c, pkt);
 	if (state)
 		return state;	/* nor counted toward auto mode's rate */
 	if (synproxy_martian(c, pkt))	/* dropped, not counted toward the rate either */
-		return monitor ? STAT_SYN_MONITOR_DROP : STAT_SYN_MARTIAN;
+		return syn_port_monitored(pol, dport) ? STAT_SYN_MONITOR_DROP : STAT_SYN_MARTIAN;
 	if (sp->mode == SYNPROXY_AUTO && !synproxy_auto_active(sp, th->dest))
 		return STAT_SYN_PASSED_AUTO;
 	/*
@@ -577,14 +583,16 @@ static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *p
 		return STAT_SYN_PASSED_SOCKET;
 	/* Only a SYN about to be answered takes a token: its SYN-ACK is what the limits bound. */
 	state = syn_limit(c, pkt, pol);
+	if (state == STAT_SYN_SOURCE_LIMITED || state == STAT_SYN_TOTAL_LIMITED)
+		return syn_port_monitored(pol, dport) ? STAT_SYN_MONITOR_LIMIT : state;
 	if (state)
-		return monitor && state != STAT_PASS_TRUNCATED ? STAT_SYN_MONITOR_LIMIT : state;
+		return state;
 
 	if (ctx_load_be32(c, pkt->l4_off + TCP_SEQ_OFF, &seq))
 		return STAT_DROP_ERROR;
 	plan->client_isn = bpf_ntohl(seq);
 	synproxy_plan(c, pkt, sp, &so, translate, plan);
-	return monitor ? SYNPROXY_MONITOR : SYNPROXY_ANSWER;
+	return syn_port_monitored(pol, dport) ? SYNPROXY_MONITOR : SYNPROXY_ANSWER;
 }
 
 /* The cookie, and the timestamp it rides in, for the SYN synproxy_syn planned an answer to. */
