@@ -930,15 +930,16 @@ struct syn_policy {
 
 /*
  * The defaults. A source prefix's rate stands for everyone behind one
- * address (a carrier-grade NAT, a company's proxy) opening connections to
- * this host's protected ports, and bounds what one spoofed flood draws
- * towards the address it forges: 1000 SYN-ACKs of 74-94 bytes a second,
- * under 0.8 Mbit/s, where it was the flood's own rate (docs/operations.md,
- * tuning). No host-wide cap: under a flood from many sources it would
- * refuse legitimate clients as often as the flood's SYNs.
+ * address (a carrier-grade NAT, a company's proxy, a load balancer or load
+ * generator opening a connection per request) opening connections to this
+ * host's protected ports, and bounds what one spoofed flood draws towards
+ * the address it forges: 10,000 SYN-ACKs of 74-94 bytes a second, under
+ * 8 Mbit/s, where it was the flood's own rate (docs/operations.md, tuning).
+ * No host-wide cap: under a flood from many sources it would refuse
+ * legitimate clients as often as the flood's SYNs.
  */
-#define SYN_SOURCE_RATE_DEFAULT 1000
-#define SYN_SOURCE_BURST_DEFAULT 2000
+#define SYN_SOURCE_RATE_DEFAULT 10000
+#define SYN_SOURCE_BURST_DEFAULT 20000
 #define SYN_SOURCE_PREFIX4_DEFAULT 32
 #define SYN_SOURCE_PREFIX6_DEFAULT 64
 #define SYN_RATE_MAX 10000000

@@ -66,10 +66,10 @@ enum {
 #define POLICY_ROWS(r)								\
 	CLI_OPT_U32("source-rate", POLICY_OPT_SOURCE_RATE, "N", &(r).source_rate, 0, SYN_RATE_MAX,	\
 		    "SYN-ACKs per second one source prefix draws, past its burst; the rest "	\
-		    "of its SYNs are dropped (default 1000; 0: no limit)",			\
+		    "of its SYNs are dropped (default 10000; 0: no limit)",			\
 		    .given = &(r).source_rate_given),						\
 	CLI_OPT_U32("source-burst", POLICY_OPT_SOURCE_BURST, "N", &(r).source_burst, 1, SYN_RATE_MAX,	\
-		    "SYN-ACKs one source prefix draws at once (default 2000)",		\
+		    "SYN-ACKs one source prefix draws at once (default 20000)",		\
 		    .given = &(r).source_burst_given),						\
 	CLI_OPT_U32("source-prefix4", POLICY_OPT_SOURCE_PREFIX4, "LEN", &(r).prefix4, 1, 32,		\
 		    "the IPv4 prefix one bucket stands for (default 32)",			\
