@@ -65,21 +65,6 @@ static const struct link_health *link_here(const struct health *h, const char *i
 	return NULL;
 }
 
-/* Whether the file's SYN proxy answers any port (not all of them in monitor mode). */
-static bool synproxy_request_answers(const struct attach_request *req)
-{
-	const struct policy_request *pol = req->policy;
-
-	if (!pol || pol->monitor == SYN_MONITOR_OFF || pol->monitor < 0)
-		return true;
-	if (pol->monitor == SYN_MONITOR_ALL)
-		return false;
-	for (int i = 0; i < SYNPROXY_PORT_WORDS; i++)
-		if (req->synproxy->ports[i] & ~pol->monitor_ports[i])
-			return true;
-	return false;
-}
-
 /*
  * What the file says of the hooks differs from what is attached (unsaid
  * keys match anything), or the file wants SYN cookies the attached hooks
@@ -95,7 +80,7 @@ static const char *hooks_differ(const struct config_iface *ifc, const struct lin
 		return "ingress";
 	if (req->syn_hook_given && req->syn_tc != !!(l->info.flags & LINK_F_SYN_TC))
 		return "syn-hook";
-	if (req->synproxy && l->checked && synproxy_request_answers(req) && !l->cookies_served)
+	if (req->synproxy && l->checked && policy_request_answers(req->policy, req->synproxy->ports) && !l->cookies_served)
 		return "hooks, which cannot answer the SYN proxy's cookies";
 	if (req->synproxy && l->checked && !l->syns_watched)
 		return "hooks, which cannot watch the SYN proxy's ports";

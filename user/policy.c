@@ -118,6 +118,18 @@ const char *policy_monitor_check(const struct policy_request *req, const uint64_
 	return NULL;
 }
 
+bool policy_request_answers(const struct policy_request *req, const uint64_t *ports)
+{
+	if (!req || req->monitor == SYN_MONITOR_OFF || req->monitor < 0)
+		return true;
+	if (req->monitor == SYN_MONITOR_ALL)
+		return false;
+	for (int i = 0; i < SYNPROXY_PORT_WORDS; i++)
+		if (ports[i] & ~req->monitor_ports[i])
+			return true;
+	return false;
+}
+
 /* --- the settings ------------------------------------------------------------ */
 
 void policy_defaults(struct syn_policy *pol)

@@ -88,6 +88,11 @@ int policy_deny_option(struct cli_parser *p, const struct cli_option *o, int arg
 		       const char *arg);
 int policy_allow_option(struct cli_parser *p, const struct cli_option *o, int argc,
 			char **argv, const char *arg);
+/*
+ * Whether a SYN proxy on ports with req's monitor mode answers any of them
+ * (the SYN-ACKs must then reach the peer); req NULL: it does.
+ */
+bool policy_request_answers(const struct policy_request *req, const uint64_t *ports);
 /* Whether the monitored ports asked for are all among ports; else the usage error's words. */
 const char *policy_monitor_check(const struct policy_request *req, const uint64_t *ports);
 

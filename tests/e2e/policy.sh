@@ -248,3 +248,29 @@ test_policy_config_keys_applied_and_a_second_apply_changes_nothing() {
 	out=$(isng apply -c "$conf") || fail "apply again"
 	[[ "$out" == *"nothing to change"* ]] || fail "apply after the edit, again, changed something: $out"
 }
+
+# Ports only watched need a SYN hook, not SYN-ACKs that reach the peer: on a
+# veth whose peer has no XDP program, native XDP in monitor mode on every
+# port is attached as asked and status calls it served (exit 0, MONITOR in
+# its first line), where the same attach answering them is refused; turning
+# monitor mode off there is refused too, since nothing would answer.
+test_policy_monitor_only_ports_served_by_xdp_without_a_peer_program() {
+	local out rc=0
+	SP_PEER_XDP=0 sp_topology
+	isng attach "$IF_A" --ingress xdp --synproxy "$SP_PORT" --synproxy-monitor all ||
+		fail "attach --ingress xdp in monitor mode on a veth whose peer has no XDP"
+	out=$(isng status) || rc=$?
+	log "status: $(head -n 1 <<<"$out") (exit $rc)"
+	assert_eq "$rc" 0 "status exit code"
+	[[ "$(head -n 1 <<<"$out")" == "ok: "*"MONITOR mode on ports $SP_PORT"* ]] ||
+		fail "status's first line: $(head -n 1 <<<"$out")"
+	[[ "$out" == *"SYNs watched (monitor mode): xdp"* ]] || fail "status's interface line: $out"
+	sp_server 1 30
+	sp_client_exchange
+	assert_ge "$(isng_counter syn_monitor_would_answer)" 1 "syn_monitor_would_answer"
+	rc=0
+	out=$(isng synproxy --monitor off 2>&1) || rc=$?
+	assert_eq "$rc" 1 "synproxy --monitor off where no interface would answer: exit code"
+	[[ "$out" == *"no attached interface would answer SYN cookies"* ]] || fail "its error: $out"
+	assert_eq "$(isng status >/dev/null; echo $?)" 0 "status exit code, still only watching"
+}
