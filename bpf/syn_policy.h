@@ -114,9 +114,12 @@ static __always_inline void *syn_ip_header(const struct ctx *c, const struct pkt
 static __always_inline __u32 syn_source_list(const struct ctx *c, const struct pkt *pkt,
 					     const struct syn_policy *pol)
 {
-	__u8 *ip = syn_ip_header(c, pkt);
 	__u32 *list;
+	__u8 *ip;
 
+	if (!(pol->flags & (SYN_POLICY_LIST4 | SYN_POLICY_LIST6)))
+		return SYN_LIST_NONE;	/* the common case: no list at all */
+	ip = syn_ip_header(c, pkt);
 	if (!ip)
 		return SYN_LIST_NONE;
 	if (pkt->family == FLOW_FAMILY_IPV4) {
@@ -241,10 +244,13 @@ static __always_inline bool syn_source_take(struct syn_bucket_set *set, __u64 ta
 static __always_inline int syn_limit(const struct ctx *c, const struct pkt *pkt,
 				     const struct syn_policy *pol)
 {
-	__u64 now = bpf_ktime_get_coarse_ns();
 	struct syn_bucket *total;
 	__u32 zero = 0;
+	__u64 now;
 
+	if (!pol->source_rate && !pol->total_rate)
+		return 0;
+	now = bpf_ktime_get_coarse_ns();
 	if (pol->source_rate) {
 		struct syn_bucket_set *set;
 		struct syn_source src;
