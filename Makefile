@@ -37,6 +37,8 @@ CFLAGS ?= -O2 -g
 USER_CFLAGS := $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -I$(BUILD) -MMD -MP
 # Recursively expanded, so `make deps` can install pkg-config files first.
 USER_LIBS = $(shell $(PKG_CONFIG) --libs libxdp libbpf libcrypto inih 2>/dev/null || echo -lxdp -lbpf -lelf -lz -lcrypto -linih)
+# The exporter's HTTP server and systemd's readiness notification: the CLI alone links them.
+CLI_LIBS = $(USER_LIBS) $(shell $(PKG_CONFIG) --libs libmicrohttpd libsystemd 2>/dev/null || echo -lmicrohttpd -lsystemd)
 
 # The CLI: main.c dispatches, one file per command group, ref/ is the OpenSSL reference.
 CLI_SRCS := $(wildcard user/*.c) $(wildcard user/ref/*.c)
@@ -93,7 +95,7 @@ $(BUILD)/version.h: FORCE | $(BUILD)
 		"$$($(PKG_CONFIG) --modversion libxdp 2>/dev/null || echo unknown)" > $@.tmp
 	$(Q)cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 
-$(BUILD)/user/main.o: $(BUILD)/version.h
+$(BUILD)/user/main.o $(BUILD)/user/exporter.o: $(BUILD)/version.h
 
 FORCE:
 
@@ -107,7 +109,7 @@ $(BUILD)/tests/%.o: tests/%.c $(SKELS) | $(BUILD)/tests
 
 $(BUILD)/isnguard: $(CLI_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(CLI_LIBS)
 
 # test_harness.c runs build/harness_selftest, hence the order-only prerequisite.
 $(BUILD)/test_runner: $(TEST_OBJS) $(SHARED_OBJS) | $(BUILD)/harness_selftest
@@ -140,6 +142,11 @@ $(BUILD)/bench_synproxy: $(BUILD)/tests/bench_synproxy.o $(BUILD)/tests/pkt.o \
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
 
 $(BUILD)/bench_sweeper: $(BUILD)/tests/bench_sweeper.o $(BUILD)/tests/map_share.o \
+		$(BUILD)/user/json_writer.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
+
+$(BUILD)/bench_resend: $(BUILD)/tests/bench_resend.o $(BUILD)/tests/map_share.o \
 		$(BUILD)/user/json_writer.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
@@ -183,20 +190,23 @@ test-e2e: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/tcp_xfer $(BUILD)/syn_flood
 	$(Q)UNIT=0 scripts/run-tests.sh $(BUILD)
 
-# The unit suite and the verifier budget table on Debian 12's own kernel (6.1), booted under qemu.
+# The unit suite, the verifier budget table, the CLI and a core of the end-to-end suite on
+# Debian 12's own kernel (6.1), booted under qemu.
 test-kernels: deps
 	$(Q)scripts/deps.sh kernels
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/test_runner $(BUILD)/verifier_budget
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/test_runner $(BUILD)/verifier_budget \
+		$(BUILD)/tcp_xfer $(BUILD)/syn_flood
 	$(Q)scripts/test-kernels.sh $(BUILD)
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/bench $(BUILD)/bench_synproxy $(BUILD)/syn_flood \
-		$(BUILD)/verifier_budget $(BUILD)/tcp_xfer $(BUILD)/bench_sweeper $(BUILD)/src_spread.so \
-		$(BUILD)/least_rewrite
+		$(BUILD)/verifier_budget $(BUILD)/tcp_xfer $(BUILD)/bench_sweeper $(BUILD)/bench_resend \
+		$(BUILD)/src_spread.so $(BUILD)/least_rewrite
 	$(Q)$(BUILD)/verifier_budget $(BUILD)/isnguard.bpf.o
 	$(Q)$(BUILD)/bench $(BENCH_ARGS)
 	$(Q)$(BUILD)/bench_synproxy $(BENCH_SYNPROXY_ARGS)
 	$(Q)$(BUILD)/bench_sweeper $(filter --json,$(BENCH_ARGS)) $(BENCH_SWEEPER_ARGS)
+	$(Q)$(BUILD)/bench_resend $(filter --json,$(BENCH_ARGS))
 	$(Q)scripts/bench-synflood.sh $(BUILD) $(BENCH_FLOOD_SECONDS)
 	$(Q)scripts/bench-synflood.sh --gateway $(BUILD) $(BENCH_FLOOD_SECONDS)
 	$(Q)scripts/bench-conn.sh $(filter --json,$(BENCH_ARGS)) $(BENCH_CONN_ARGS) $(BUILD)
@@ -220,12 +230,17 @@ install: all
 	$(Q)sed 's|@SBINDIR@|$(PREFIX)/sbin|g' contrib/isnguard.service.in \
 		> $(DESTDIR)$(SYSTEMD_UNIT_DIR)/isnguard.service
 	$(Q)chmod 0644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/isnguard.service
+	$(Q)sed 's|@SBINDIR@|$(PREFIX)/sbin|g' contrib/isnguard-exporter.service.in \
+		> $(DESTDIR)$(SYSTEMD_UNIT_DIR)/isnguard-exporter.service
+	$(Q)chmod 0644 $(DESTDIR)$(SYSTEMD_UNIT_DIR)/isnguard-exporter.service
 	$(Q)install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/isnguard
 	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/isnguard/isnguard.conf ] || \
 		{ $(BUILD)/isnguard config example > $(DESTDIR)$(SYSCONFDIR)/isnguard/isnguard.conf && \
 		  chmod 0644 $(DESTDIR)$(SYSCONFDIR)/isnguard/isnguard.conf; }
 	$(Q)install -D -m 0644 $(BUILD)/isnguard.bash-completion \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/isnguard
+	$(Q)install -D -m 0644 contrib/prometheus/isnguard.rules.yml \
+		$(DESTDIR)$(PREFIX)/share/isnguard/prometheus/isnguard.rules.yml
 	$(Q)install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/isnguard/README.md
 	$(Q)install -d $(DESTDIR)$(PREFIX)/share/doc/isnguard/docs
 	$(Q)install -m 0644 docs/*.md $(DESTDIR)$(PREFIX)/share/doc/isnguard/docs/

@@ -1057,21 +1057,25 @@ __noinline int synproxy_ack_pre(struct __sk_buff *skb, const struct pkt *pkt_arg
 
 /*
  * An ACK that failed the cookie check (cookie_ack_invalid_mac), with the
- * flow entry of its tuple: whether it goes to the host's stack after all. Linux answers an
- * ACK that finds only a listener with a RST at its ack, and a client whose
- * last FIN comes after the host let go of the connection needs that RST, or
- * it retransmits for minutes. So an ACK on a tuple whose connection the
- * host has closed (closed holds its flow entry, FLOW_F_COOKIE_LOCAL, until
- * it expires) passes, up to invalid_ack_rate of them a second
- * (cookie_ack_invalid_to_stack); the rest are dropped. Not an ACK on a tuple
- * with no entry: it may be a segment of a handshake in flight whose cookie
- * ACK was lost (a later segment's seq names no client ISN, so its check
- * fails), which a RST would kill and the client's retransmission heals; and
- * a flood of forged ACKs reaches the host not at all. Nor one on an entry
- * the host has not closed, which came before the connection's socket
- * (flow_before_socket): a later segment, which the client sends again.
+ * flow entry of its tuple: whether it goes to the host's stack after all.
+ * Linux answers an ACK that finds only a listener with a RST at its ack,
+ * and a client whose last FIN comes after the host let go of the
+ * connection (its TIME_WAIT socket never made: tcp_max_tw_buckets) needs
+ * that RST, or it keeps the socket in LAST-ACK for minutes. So an ACK on a
+ * tuple whose connection the host has closed (closed holds its flow entry,
+ * FLOW_F_COOKIE_LOCAL, until it expires) passes (cookie_ack_invalid_to_stack):
+ * the first SYNPROXY_LATE_ACKS on the entry whatever the rate (the host had
+ * the connection; a busy server closes more a second than any host-wide
+ * rate would pass), more up to invalid_ack_rate a second over all entries;
+ * the rest are dropped. Not an ACK on a tuple with no entry: it may be a
+ * segment of a handshake in flight whose cookie ACK was lost (a later
+ * segment's seq names no client ISN, so its check fails), which a RST would
+ * kill and the client's retransmission heals; and a flood of forged ACKs
+ * reaches the host not at all. Nor one on an entry the host has not closed,
+ * which came before the connection's socket (flow_before_socket): a later
+ * segment, which the client sends again.
  */
-static __always_inline bool synproxy_invalid_to_stack(const struct flow_state *closed)
+static __always_inline bool synproxy_invalid_to_stack(struct flow_state *closed)
 {
 	const struct synproxy_config *sp;
 	struct invalid_ack_budget *b;
@@ -1081,8 +1085,16 @@ static __always_inline bool synproxy_invalid_to_stack(const struct flow_state *c
 	if (!closed || !(closed->flags & FLOW_F_COOKIE_LOCAL) || !(closed->flags & FLOW_F_HOST_DONE))
 		return false;
 	sp = synproxy_get();
+	if (!sp || !sp->invalid_ack_rate)
+		return false;
+	/* A race of CPUs on one entry passes a few more, no more. */
+	if (closed->late_acks < SYNPROXY_LATE_ACKS) {
+		__sync_fetch_and_add(&closed->late_acks, 1);
+		stat_inc(STAT_COOKIE_INVALID_TO_STACK);
+		return true;
+	}
 	b = bpf_map_lookup_elem(&isn_invalid_acks, &zero);
-	if (!sp || !b || !sp->invalid_ack_rate)
+	if (!b)
 		return false;
 	now = bpf_ktime_get_coarse_ns();
 	step = NSEC_PER_SEC / sp->invalid_ack_rate;

@@ -268,7 +268,13 @@ struct flow_state {
 	__u32 sweep_id;
 	__u64 created_ns;
 	__u64 last_seen_ns;	/* the sweeper removes the entry once idle past its phase's timeout */
-	__u8 pad[40];		/* zero: the element's last cache line (see above) */
+	/*
+	 * A closed local-path entry (FLOW_F_COOKIE_LOCAL): ACKs of its tuple
+	 * that failed the cookie check and went to the host's stack
+	 * (synproxy_invalid_to_stack, SYNPROXY_LATE_ACKS of them).
+	 */
+	__u32 late_acks;
+	__u8 pad[36];		/* zero: the element's last cache line (see above) */
 };
 
 /* Where struct flow_state's written part (host_ack on) begins. */
@@ -541,6 +547,12 @@ struct fastpath_scratch {
 	 * would (RFC 9293 3.10.7.3)						\
 	 */								\
 	X(STAT_PROXY_CHALLENGE_RST,	"proxy_server_challenge_reset")	\
+	/* the resend tick (bpf/resend.h): its runs, slots, time */	\
+	X(STAT_RESEND_RUNS,		"resend_runs")			\
+	X(STAT_RESEND_SLOTS,		"resend_slots")			\
+	X(STAT_RESEND_NS,		"resend_ns")			\
+	X(STAT_RESEND_CHAINED,		"resend_runs_chained")		\
+	X(STAT_RESEND_LONG_RUNS,	"resend_runs_over_1ms")	\
 	/*								\
 	 * SYN cookies, the SYN policy (bpf/syn_policy.h): a SYN from a	\
 	 * source on the deny list, dropped before any other work; one on	\
@@ -682,6 +694,8 @@ struct isn_prof {
 #define ISN_MAP_SWEEP_LONG "isn_sweep_long"
 #define ISN_MAP_FLOW_COUNT "isn_flow_count"
 #define ISN_MAP_SYN_RESEND "isn_syn_resend"
+#define ISN_MAP_RESEND_QUEUES "isn_resend_queues"
+#define ISN_MAP_RESEND_SLOTS "isn_resend_slots"
 #define ISN_MAP_SYN_POLICY "isn_syn_policy"
 #define ISN_MAP_SYN_BUCKETS "isn_syn_buckets"
 #define ISN_MAP_SYN_TOTAL "isn_syn_total"
@@ -803,10 +817,57 @@ struct syn_resend {
 	__u64 first_ns;		/* the first SYN (bpf_ktime_get_coarse_ns) */
 	__u64 netns_ino;	/* the network namespace of ifindex (the loader's, per object) */
 	__u32 ifindex;		/* where the cookie ACK came in: the SYN goes in there again */
-	__u32 resends;		/* SYNs sent again so far */
+	__u32 resends;		/* SYNs sent again so far: the step of its queue slot */
 	__u32 tcp_len;		/* bytes of tcp */
 	__u8 macs[12];		/* the cookie ACK's Ethernet destination and source (zero: L3) */
 	__u32 tcp[10];		/* the SYN's TCP header, checksum 0 (bpf/synhdr.h's words) */
+	__u32 queue_pos;	/* its slot's position in the queue of step resends */
+	__u32 pad;
+};
+
+/*
+ * The resend queues (bpf/resend.h): a flow waiting for its server holds one
+ * slot in the queue of its next step, a resend (steps 0 to
+ * SYNPROXY_SYN_RESENDS - 1) or the give-up (step SYNPROXY_SYN_RESENDS).
+ * Every slot of a step is due the same time after its flow's first SYN, so
+ * each queue is in due order and the tick looks at its heads alone. The
+ * queues of a network namespace (the tick's; map isn_resend_queues, keyed
+ * by its inode) count positions: head, the next slot to look at; tail, the
+ * next to take; written, those taken whose writer is done (a slot taken
+ * when the slots are all in use is never written). A slot is
+ * isn_resend_slots' entry at (namespace, step, position).
+ */
+#define SYNPROXY_RESEND_STEPS (SYNPROXY_SYN_RESENDS + 1)
+/*
+ * A slot per tracked flow, and as many again for those of flows gone
+ * before their slot was due (the server refused, or the client's ACK was
+ * recorded twice), which stay until due.
+ */
+#define SYNPROXY_RESEND_SLOTS (2 * SYNPROXY_RESEND_MAX)
+/*
+ * Slots one run of the tick takes at most (bpf/resend.h). Its SYNs wait in
+ * netif_rx's backlog of the CPU (netdev_max_backlog, 1000 by default) with
+ * the next run's carrier behind them, so a run's clones never fill it.
+ */
+#define SYNPROXY_RESEND_BATCH 128
+/* Network namespaces with queues at once: each has an attachment. */
+#define SYNPROXY_RESEND_NETNS_MAX ISN_MAX_LINKS
+
+struct resend_queues {
+	__u32 head[SYNPROXY_RESEND_STEPS];
+	__u32 tail[SYNPROXY_RESEND_STEPS];
+	__u32 written[SYNPROXY_RESEND_STEPS];
+};
+
+struct resend_slot_key {
+	__u64 netns_ino;
+	__u32 step;
+	__u32 pos;
+};
+
+struct resend_slot {
+	struct flow_key key;
+	__u64 due_ns;		/* bpf_ktime_get_coarse_ns's clock */
 };
 
 /*
@@ -845,7 +906,8 @@ struct synproxy_config {
 	 * ACKs per second, at most, that fail the cookie check and are handed
 	 * to the host's stack anyway, for it to answer as Linux does (a RST
 	 * at the ACK's ack: a late segment of a closed connection must learn
-	 * it is gone). Above the rate they are dropped; 0 drops them all.
+	 * it is gone), beyond the SYNPROXY_LATE_ACKS each closed connection's
+	 * entry passes. Above the rate they are dropped; 0 drops them all.
 	 */
 	__u32 invalid_ack_rate;
 };
@@ -864,6 +926,16 @@ static inline __u32 synproxy_flags_over(const struct synproxy_config *next,
 }
 
 #define SYNPROXY_DEFAULT_INVALID_ACK_RATE 10000
+
+/*
+ * ACKs that fail the cookie check on the tuple of a connection the host has
+ * closed (its local-path entry, until the closed timeout) that go to the
+ * host's stack whatever invalid_ack_rate's budget holds: the client's late
+ * FIN and a few retransmissions of it, should the stack's RST be lost. The
+ * host had that connection, so they are its; more on the same entry count
+ * against invalid_ack_rate.
+ */
+#define SYNPROXY_LATE_ACKS 4
 #define SYNPROXY_MAX_INVALID_ACK_RATE 10000000
 
 /*

@@ -13,6 +13,8 @@ packages=(
 	libxdp-dev xdp-tools		# XDP attach through the dispatcher
 	libssl-dev			# OpenSSL reference MD5/SipHash
 	libinih-dev			# the config file (user/config.c)
+	libmicrohttpd-dev libsystemd-dev	# the exporter's HTTP server, its readiness to systemd
+	prometheus			# promtool checks /metrics and the rules; a real server scrapes in the e2e tests
 	systemd				# systemd-analyze verify of the unit in the end-to-end tests
 	iproute2 tcpdump nftables	# namespaces, veth, captures, packet loss in end-to-end tests
 	util-linux openssl ethtool	# nsenter; openssl cross-checks test streams; ethtool forces software checksums

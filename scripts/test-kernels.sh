@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # make test-kernels: boots the Debian cloud kernel installed on this machine
 # (linux-image-cloud-amd64, Debian 12's 6.1) under qemu and runs the unit suite,
-# the verifier budget table and the CLI on lo (tests/kernel_cli.sh) there, so we
-# know whether isnguard loads and attaches on the kernel Debian ships, whatever
-# kernel the host itself runs. The guest is a busybox initramfs holding the
-# build's binaries, the libraries they link and the kernel modules listed below;
+# the verifier budget table, the CLI on lo (tests/kernel_cli.sh) and a core of
+# the end-to-end suite with real TCP between two namespaces (tests/kernel_e2e.sh:
+# keyed ISNs, the SYN proxy, a SYN flood) there, so we know whether isnguard
+# loads, attaches and works on the kernel Debian ships, whatever kernel the host
+# itself runs. The guest is a busybox initramfs holding the build's binaries,
+# iproute2's ip, the libraries they link and the kernel modules listed below;
 # all it prints is shown. The last line is the total, "N passed, N failed": the
-# runner's and the CLI checks' own counts, the budget table as one check, and a
-# guest that did not finish as one failure.
+# runner's and the guest scripts' own counts, the budget table as one check,
+# and a guest that did not finish as one failure.
 #
 # KERNELS: versions to boot (default the newest installed; "all" boots each).
 # TEST_ARGS filters unit tests as in make test. TIMEOUT: seconds per guest.
@@ -18,11 +20,13 @@ here=$(dirname "$(readlink -f "$0")")
 timeout_s=${TIMEOUT:-420}
 prefix=isnguard-kernels
 
-# Modules Debian builds as such that the guest needs: the unit suite none
-# (BPF_PROG_TEST_RUN, no device), the CLI on lo clsact and its BPF filters
+# Modules Debian builds as such that the guest needs: the unit suite tun (a
+# tap device for the martian-source test's ifindex; the rest runs on
+# BPF_PROG_TEST_RUN with no device), the CLI on lo clsact and its BPF filters
 # (a real system loads them on demand; the initramfs has no modprobe setup),
-# and the bridge the attach makes its tick device of (bpf/resend.h).
-modules=(sch_ingress cls_bpf bridge)
+# the bridge the attach makes its tick device of (bpf/resend.h), and the veth
+# pair of the end-to-end checks.
+modules=(tun sch_ingress cls_bpf bridge veth)
 
 die() { echo "test-kernels: $*" >&2; exit 1; }
 
@@ -50,7 +54,17 @@ trap 'rm -rf "$work"' EXIT
 budget=$build/verifier_budget
 [ -x "$budget" ] || die "no $budget (run 'make test-kernels')"
 [ -x "$build/harness_selftest" ] || die "no $build/harness_selftest (run 'make test-kernels')"
-binaries=("$build/test_runner" "$build/harness_selftest" "$build/isnguard" "$budget")
+# The end-to-end checks' traffic tools, and iproute2's ip for namespaces,
+# veths and an XDP program (busybox's ip has none of them).
+for f in "$build/tcp_xfer" "$build/syn_flood"; do
+	[ -x "$f" ] || die "no $f (run 'make test-kernels')"
+done
+iproute2_ip=$(command -v ip || true)
+if [ -z "$iproute2_ip" ] || ! "$iproute2_ip" -V 2>&1 | grep -q iproute2; then
+	die "no iproute2 ip: install the package iproute2"
+fi
+binaries=("$build/test_runner" "$build/harness_selftest" "$build/isnguard" "$budget"
+	"$build/tcp_xfer" "$build/syn_flood")
 
 # Copies a file to the same path under the root, following symlinks.
 put() { mkdir -p "$root$(dirname "$2")" && cp -L "$1" "$root$2"; }
@@ -77,6 +91,7 @@ write_init() {
 	mount -t bpf bpf /sys/fs/bpf
 	mount -t debugfs debugfs /sys/kernel/debug
 	mount -t tmpfs tmpfs /tmp
+	mount -t tmpfs tmpfs /run
 	echo "$prefix: kernel \$(uname -r), init at \$(cut -d' ' -f1 /proc/uptime) s"
 	for m in \$(cat /modules.load); do insmod "\$m" || echo "$prefix: insmod \$m failed"; done
 	ip link set lo up
@@ -95,6 +110,7 @@ write_init() {
 	run test_runner ./test_runner ${TEST_ARGS:-}
 	run verifier_budget ./$(basename "$budget") isnguard.bpf.o
 	run kernel_cli sh ./kernel_cli.sh
+	run kernel_e2e sh ./kernel_e2e.sh
 	echo "$prefix: done"
 	poweroff -f
 	EOF
@@ -104,16 +120,19 @@ write_init() {
 build_initramfs() {
 	local version=$1 moddir=/lib/modules/$1 f lib m load
 	root=$work/root-$version
-	mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,isnguard,modules}
+	mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,run,isnguard,modules}
 	cp "$busybox" "$root/bin/busybox"
 	while read -r f; do
 		[ -e "$root/$f" ] || ln -s /bin/busybox "$root/$f"
 	done < <("$busybox" --list-full)
-	for f in "${binaries[@]}" "$build"/*.bpf.o "$here/../tests/kernel_cli.sh"; do
+	for f in "${binaries[@]}" "$build"/*.bpf.o "$here/../tests/kernel_cli.sh" \
+		"$here/../tests/kernel_e2e.sh"; do
 		cp "$f" "$root/isnguard/"
 	done
+	# Beside them: busybox's sh runs its own applet for a bare "ip".
+	cp "$iproute2_ip" "$root/isnguard/ip"
 	# Every library ldd names, and the dynamic loader, at the paths it names.
-	for lib in $(ldd "${binaries[@]}" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\/.*[^:]$/ { print $1 }' | sort -u); do
+	for lib in $(ldd "${binaries[@]}" "$iproute2_ip" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\/.*[^:]$/ { print $1 }' | sort -u); do
 		put "$lib" "$lib"
 	done
 	# libxdp's dispatcher program, which it loads from its object path on attach.
@@ -172,7 +191,7 @@ run_kernel() {
 		failed=$((failed + 1))
 		status=1
 	fi
-	for name in test_runner verifier_budget kernel_cli; do
+	for name in test_runner verifier_budget kernel_cli kernel_e2e; do
 		line=$(grep -E "^$prefix: end $name exit [0-9]+" "$log" | tail -n 1 || true)
 		if [ -z "$line" ]; then
 			echo "test-kernels: $version: $name did not finish" >&2
@@ -184,6 +203,7 @@ run_kernel() {
 	done
 	count_section "$version" test_runner "the unit suite"
 	count_section "$version" kernel_cli "the CLI checks (tests/kernel_cli.sh)"
+	count_section "$version" kernel_e2e "the end-to-end checks (tests/kernel_e2e.sh)"
 	if grep -qE "^$prefix: end verifier_budget exit 0( |$)" "$log"; then
 		passed=$((passed + 1))
 	else

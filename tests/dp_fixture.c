@@ -287,6 +287,8 @@ bool dp_flows_clear(void)
 	return map_clear(bpf_map__fd(skel->maps.isn_flows)) &&
 	       map_clear(bpf_map__fd(skel->maps.isn_opening)) &&
 	       map_clear(bpf_map__fd(skel->maps.isn_syn_resend)) &&
+	       map_clear(bpf_map__fd(skel->maps.isn_resend_slots)) &&
+	       map_clear(bpf_map__fd(skel->maps.isn_resend_queues)) &&
 	       !bpf_map_update_elem(bpf_map__fd(skel->maps.isn_flow_count), &zero, &zero_count,
 				    BPF_ANY);
 }
@@ -582,11 +584,47 @@ bool dp_resend_get(const struct flow_key *fk, struct syn_resend *r)
 	return bpf_map_lookup_elem(bpf_map__fd(skel->maps.isn_syn_resend), fk, r) == 0;
 }
 
+/*
+ * When the record's slot is due, computed here from its first SYN and its
+ * step: 1, 3 and 7 s after the first, the give-up at the connect timeout.
+ */
+static uint64_t resend_due(const struct syn_resend *r)
+{
+	static const uint64_t due_s[SYNPROXY_RESEND_STEPS] = { 1, 3, 7 };
+
+	if (r->resends >= SYNPROXY_SYN_RESENDS)
+		return r->first_ns + SYNPROXY_CONNECT_TIMEOUT_NS;
+	return r->first_ns + due_s[r->resends] * 1000000000ULL;
+}
+
 bool dp_resend_put(const struct flow_key *fk, const struct syn_resend *r)
 {
+	struct resend_slot_key sk = { .netns_ino = 0, .step = r->resends, .pos = r->queue_pos };
+	int slots = bpf_map__fd(skel ? skel->maps.isn_resend_slots : NULL);
+	struct resend_slot slot;
+
 	if (!loaded("dp_resend_put"))
 		return false;
-	return bpf_map_update_elem(bpf_map__fd(skel->maps.isn_syn_resend), fk, r, BPF_ANY) == 0;
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.isn_syn_resend), fk, r, BPF_ANY))
+		return false;
+	/* The slot the record names, if any, due as the record now says (the fixture's netns_ino: 0). */
+	if (bpf_map_lookup_elem(slots, &sk, &slot) || memcmp(&slot.key, fk, sizeof(*fk)))
+		return true;
+	slot.due_ns = resend_due(r);
+	return bpf_map_update_elem(slots, &sk, &slot, BPF_EXIST) == 0;
+}
+
+bool dp_resend_slot_get(const struct flow_key *fk, struct resend_slot *slot)
+{
+	struct resend_slot_key sk = { .netns_ino = 0 };
+	struct syn_resend r;
+
+	if (!dp_resend_get(fk, &r))
+		return false;
+	sk.step = r.resends;
+	sk.pos = r.queue_pos;
+	return bpf_map_lookup_elem(bpf_map__fd(skel->maps.isn_resend_slots), &sk, slot) == 0 &&
+	       !memcmp(&slot->key, fk, sizeof(*fk));
 }
 
 bool dp_sweeper_get(struct flow_sweeper *sw)

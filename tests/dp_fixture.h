@@ -83,9 +83,14 @@ bool dp_flow_get(const struct flow_key *fk, struct flow_state *st);
 bool dp_flow_put(const struct flow_key *fk, const struct flow_state *st);
 bool dp_flow_get_in(const struct flow_key *fk, struct flow_state *st, bool *opening);
 
-/* The translating proxy's resend record of a flow (isn_syn_resend). */
+/*
+ * The translating proxy's resend record of a flow (isn_syn_resend). A record
+ * put moves the slot it names (its step and position) to when it is due by
+ * the record's first SYN; dp_resend_slot_get reads that slot.
+ */
 bool dp_resend_get(const struct flow_key *fk, struct syn_resend *r);
 bool dp_resend_put(const struct flow_key *fk, const struct syn_resend *r);
+bool dp_resend_slot_get(const struct flow_key *fk, struct resend_slot *slot);
 
 /* The SYN proxy: mode (SYNPROXY_OFF to switch it off), settings and one protected port. */
 bool dp_set_synproxy(const struct synproxy_config *cfg, uint16_t port);

@@ -149,7 +149,7 @@ TEST(test_abi_flow_state_matches_btf)
 		MEMBERS(flow_state, seq_delta, host_isn, wire_isn, flags, hash, host_snd_nxt,
 			ts_delta, peer_tsval, peer_window, wscale_host, wscale_wire,
 			peer_wscale_wire, peer_wscale_host, open_cpu, host_ack, sweep_id,
-			created_ns, last_seen_ns, pad);
+			created_ns, last_seen_ns, late_acks, pad);
 
 	CHECK_STRUCT(DATAPATH_OBJ, flow_state, members);
 }
@@ -179,9 +179,18 @@ TEST(test_abi_link_records_match_btf)
 TEST(test_abi_syn_resend_matches_btf)
 {
 	static const struct abi_member members[] =
-		MEMBERS(syn_resend, first_ns, netns_ino, ifindex, resends, tcp_len, macs, tcp);
+		MEMBERS(syn_resend, first_ns, netns_ino, ifindex, resends, tcp_len, macs, tcp,
+			queue_pos, pad);
+	static const struct abi_member queues_members[] =
+		MEMBERS(resend_queues, head, tail, written);
+	static const struct abi_member slot_key_members[] =
+		MEMBERS(resend_slot_key, netns_ino, step, pos);
+	static const struct abi_member slot_members[] = MEMBERS(resend_slot, key, due_ns);
 
 	CHECK_STRUCT(DATAPATH_OBJ, syn_resend, members);
+	CHECK_STRUCT(DATAPATH_OBJ, resend_queues, queues_members);
+	CHECK_STRUCT(DATAPATH_OBJ, resend_slot_key, slot_key_members);
+	CHECK_STRUCT(DATAPATH_OBJ, resend_slot, slot_members);
 }
 
 TEST(test_abi_syn_policy_records_match_btf)
@@ -251,14 +260,17 @@ TEST(test_abi_structs_have_no_implicit_padding)
 	ASSERT_EQ(offsetof(struct flow_state, host_ack), FLOW_STATE_READ_BYTES, "flow_state read part");
 	ASSERT_EQ(FLOW_STATE_READ_BYTES, 8 * 4 + 2 + 4 + 2, "flow_state read part size");
 	ASSERT_EQ(sizeof(struct flow_state), FLOW_STATE_READ_BYTES + 64, "flow_state size");
-	ASSERT_EQ(sizeof(struct flow_state), FLOW_STATE_READ_BYTES + 2 * 4 + 2 * 8 + 40,
+	ASSERT_EQ(sizeof(struct flow_state), FLOW_STATE_READ_BYTES + 2 * 4 + 2 * 8 + 4 + 36,
 		  "flow_state written part size");
 	ASSERT_EQ(sizeof(struct flow_sweeper), 16 + 2 * 4 + 4 * 4 + 8 * 8 + 8 + 4 * 4,
 		  "flow_sweeper size");
 	ASSERT_EQ(sizeof(struct sweep_slot), sizeof(struct flow_key) + 2 * 4, "sweep_slot size");
 	ASSERT_EQ(sizeof(struct link_key), 8 + 4 + 4, "link_key size");
 	ASSERT_EQ(sizeof(struct link_info), 16 + 4 * 4 + 8, "link_info size");
-	ASSERT_EQ(sizeof(struct syn_resend), 2 * 8 + 3 * 4 + 12 + 10 * 4, "syn_resend size");
+	ASSERT_EQ(sizeof(struct syn_resend), 2 * 8 + 3 * 4 + 12 + 10 * 4 + 2 * 4, "syn_resend size");
+	ASSERT_EQ(sizeof(struct resend_queues), 3 * SYNPROXY_RESEND_STEPS * 4, "resend_queues size");
+	ASSERT_EQ(sizeof(struct resend_slot_key), 8 + 2 * 4, "resend_slot_key size");
+	ASSERT_EQ(sizeof(struct resend_slot), sizeof(struct flow_key) + 8, "resend_slot size");
 	ASSERT_EQ(sizeof(struct syn_policy), 4 * 4 + 4 * 8 + 3 + 5 + 2 * 8, "syn_policy size");
 	ASSERT_EQ(sizeof(struct syn_bucket_set), 64, "syn_bucket_set size: one cache line");
 	ASSERT_EQ(sizeof(struct syn_source), 16, "syn_source size");

@@ -254,6 +254,10 @@ static const struct {
 	{ "flows unknown family", { "flows", "--family", "ipx" }, "unknown family 'ipx'" },
 	{ "flows bad address", { "flows", "--addr", "10.0.0" }, "bad --addr '10.0.0'" },
 	{ "flows port zero", { "flows", "--port", "0" }, "bad --port '0'" },
+	{ "exporter listen on a name", { "exporter", "--listen", "localhost:9" }, "bad --listen 'localhost:9'" },
+	{ "exporter listen without port", { "exporter", "--listen", "127.0.0.1" }, "bad --listen '127.0.0.1'" },
+	{ "exporter once and listen", { "exporter", "--once", "--listen", "127.0.0.1:9" }, "takes no --listen" },
+	{ "exporter stray argument", { "exporter", "now" }, "unexpected argument 'now'" },
 };
 
 TEST(test_cli_isn_bad_inputs_exit_2_with_one_line)
@@ -332,7 +336,7 @@ TEST(test_cli_help_on_every_command)
 		{ "detach", "--help" }, { "status", "--help" }, { "stats", "--help" },
 		{ "flows", "--help" }, { "mode", "--help" }, { "key", "--help" },
 		{ "synproxy", "--help" }, { "apply", "--help" }, { "config", "--help" },
-		{ "purge", "--help" }, { "version", "--help" },
+		{ "purge", "--help" }, { "version", "--help" }, { "exporter", "--help" },
 	};
 
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
@@ -423,6 +427,55 @@ TEST(test_config_check_reports_each_error_with_its_line)
 				  want);
 		}
 	}
+	unlink(path);
+}
+
+/* [exporter]'s keys are the exporter's options: listen, checked as --listen is. */
+TEST(test_config_check_reads_the_exporter_section)
+{
+	const char *text = "[exporter]\n"
+			   "listen = 127.0.0.1:10946\n"
+			   "colour = blue\n"
+			   "listen = nowhere\n"
+			   "listen = [::1]:10946\n"
+			   "[exporters]\n";
+	char path[64], want[96];
+	const char *args[] = { "config", "check", path, NULL };
+	struct cli_result res;
+
+	if (!ASSERT_TRUE(write_config(path, sizeof(path), text), "config file"))
+		return;
+	if (ASSERT_TRUE(run_cli(&res, args), "run isnguard")) {
+		ASSERT_EQ(res.status, 2, "exit status");
+		for (int line = 2; line <= 6; line++) {
+			snprintf(want, sizeof(want), "isnguard: %s:%d: ", path, line);
+			/* 3: unknown key; 4: no address; 6: unknown section */
+			ASSERT_EQ(strstr(res.err, want) != NULL, line == 3 || line == 4 || line == 6,
+				  want);
+		}
+	}
+	unlink(path);
+}
+
+/* Without --listen the exporter serves on the config file's [exporter] listen. */
+TEST(test_exporter_listens_where_the_config_file_says)
+{
+	char path[64], text[96], want[96];
+	const char *args[] = { "exporter", NULL };
+	struct cli_result res;
+	int port = 20000 + getpid() % 10000;
+
+	snprintf(text, sizeof(text), "[exporter]\nlisten = 127.0.0.1:%d\n", port);
+	if (!ASSERT_TRUE(write_config(path, sizeof(path), text), "config file"))
+		return;
+	setenv("ISNGUARD_CONFIG", path, 1);
+	if (ASSERT_TRUE(run_cli_stopped_after(&res, args, 300), "run isnguard")) {
+		snprintf(want, sizeof(want), "isnguard: exporter: serving http://127.0.0.1:%d/metrics\n",
+			 port);
+		ASSERT_EQ(res.status, 0, "exit status after SIGTERM");
+		ASSERT_STREQ(res.err, want, "stderr");
+	}
+	unsetenv("ISNGUARD_CONFIG");
 	unlink(path);
 }
 

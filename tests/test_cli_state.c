@@ -239,27 +239,54 @@ static bool plant_distinct_counters(const struct pinned_state *st)
 	return true;
 }
 
+/* Counters nothing counts any more: kept in the map (kept state copies index for index), never shown. */
+static bool retired_stat(int stat)
+{
+	return stat == STAT_COOKIE_EXPIRED || stat == STAT_COOKIE_UNKNOWN_KEY;
+}
+
+/* The number after "NAME": in a JSON text; false when the key is not there. */
+static bool json_value_of(const char *out, const char *name, unsigned long long *value)
+{
+	char key[80];
+	const char *at;
+
+	snprintf(key, sizeof(key), "\"%s\":", name);
+	at = strstr(out, key);
+	return at && sscanf(at + strlen(key), "%llu", value) == 1;
+}
+
 TEST(test_stats_json_sums_each_counter_over_cpus)
 {
 	const char *args[] = { "stats", "--json", NULL };
 	struct pinned_state st;
 	struct cli_result res;
-	char want[4096];
-	size_t n = 0;
+	unsigned long long value;
+	char want[128];
 
 	if (!state_create(&st))
 		return;
 	if (plant_distinct_counters(&st) && run_cli(&res, args)) {
-		n += (size_t)snprintf(want + n, sizeof(want) - n, "{\"counters\":{");
-		for (int i = 0; i < STAT_COUNT; i++)
-			n += (size_t)snprintf(want + n, sizeof(want) - n, "%s\"%s\":%llu", i ? "," : "",
-					      stat_names[i], (unsigned long long)planted_total(st.ncpus, i));
-		/* flow_expired > flow_created here: the eviction estimate clamps at 0. */
-		snprintf(want + n, sizeof(want) - n,
-			 "},\"flows_present\":0,\"flows_max\":%d,\"flow_evicted\":0}\n", TEST_FLOWS_MAX);
 		ASSERT_EQ(res.status, 0, "exit status");
-		ASSERT_STREQ(res.out, want, "stdout");
 		ASSERT_STREQ(res.err, "", "stderr");
+		ASSERT_TRUE(!strncmp(res.out, "{\"time\":\"", 9), "starts with its time");
+		for (int i = 0; i < STAT_COUNT; i++) {
+			bool found = json_value_of(res.out, stat_names[i], &value);
+
+			if (retired_stat(i)) {
+				ASSERT_TRUE(!found, stat_names[i]);
+				continue;
+			}
+			if (!found)
+				FAIL("no \"%s\" in %s", stat_names[i], res.out);
+			else
+				ASSERT_EQ(value, planted_total(st.ncpus, i), stat_names[i]);
+		}
+		/* flow_expired > flow_created here: the eviction estimate clamps at 0. */
+		snprintf(want, sizeof(want), "},\"flows_present\":0,\"flows_max\":%d,\"flow_evicted\":0}\n",
+			 TEST_FLOWS_MAX);
+		if (!strstr(res.out, want))
+			FAIL("stdout \"%s\" lacks \"%s\"", res.out, want);
 	}
 	state_destroy(&st);
 }
@@ -279,10 +306,23 @@ static bool text_value_of(const char *out, const char *name, unsigned long long 
 	return false;
 }
 
+static bool has_line(const char *out, const char *text)
+{
+	size_t len = strlen(text);
+
+	for (const char *line = out; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+		if (!strncmp(line, text, len) && (line[len] == '\n' || line[len] == '\0'))
+			return true;
+	return false;
+}
+
 TEST(test_stats_text_has_a_line_per_counter_and_derived_value)
 {
 	const char *args[] = { "stats", NULL };
 	const char *const derived[] = { "flows_present", "flows_max", "flow_evicted" };
+	const char *const sections[] = { "passed untouched", "rewriting", "flow table", "SYN proxy",
+					 "SYN proxy, local path", "SYN proxy, translate path",
+					 "sweeper" };
 	struct pinned_state st;
 	struct cli_result res;
 	unsigned long long value;
@@ -292,7 +332,11 @@ TEST(test_stats_text_has_a_line_per_counter_and_derived_value)
 	if (plant_distinct_counters(&st) && run_cli(&res, args)) {
 		ASSERT_EQ(res.status, 0, "exit status");
 		for (int i = 0; i < STAT_COUNT; i++) {
-			if (!text_value_of(res.out, stat_names[i], &value))
+			bool found = text_value_of(res.out, stat_names[i], &value);
+
+			if (retired_stat(i))
+				ASSERT_TRUE(!found, stat_names[i]);
+			else if (!found)
 				FAIL("no line for %s in:\n%s", stat_names[i], res.out);
 			else
 				ASSERT_EQ(value, planted_total(st.ncpus, i), stat_names[i]);
@@ -300,6 +344,70 @@ TEST(test_stats_text_has_a_line_per_counter_and_derived_value)
 		for (size_t i = 0; i < sizeof(derived) / sizeof(derived[0]); i++)
 			if (!text_value_of(res.out, derived[i], &value))
 				FAIL("no line for %s in:\n%s", derived[i], res.out);
+		for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
+			ASSERT_TRUE(has_line(res.out, sections[i]), sections[i]);
+		ASSERT_TRUE(!strstr(res.out, "not shown"), "nothing hidden: no counter is 0");
+	}
+	state_destroy(&st);
+}
+
+/* Counters at 0 are left out, and their section with them, unless --all. */
+TEST(test_stats_text_hides_zeros_unless_all)
+{
+	const char *plain[] = { "stats", NULL };
+	const char *all[] = { "stats", "--all", NULL };
+	struct pinned_state st;
+	struct cli_result res;
+	unsigned long long value;
+	char want[64];
+
+	if (!state_create(&st))
+		return;
+	if (set_counter_on_cpu(&st, STAT_COOKIE_SENT, 0, 9) && run_cli(&res, plain)) {
+		ASSERT_EQ(res.status, 0, "exit status");
+		ASSERT_TRUE(text_value_of(res.out, "cookie_sent", &value) && value == 9, "cookie_sent 9");
+		ASSERT_TRUE(has_line(res.out, "SYN proxy"), "its section's title");
+		ASSERT_TRUE(!text_value_of(res.out, "syn_seen", &value), "syn_seen at 0 left out");
+		ASSERT_TRUE(!has_line(res.out, "rewriting"), "a section of zeros left out");
+		ASSERT_TRUE(text_value_of(res.out, "flows_max", &value), "flows_max always shown");
+		snprintf(want, sizeof(want), "(%d counters at 0 not shown: --all shows them)",
+			 STAT_COUNT - 3);
+		ASSERT_TRUE(has_line(res.out, want), want);
+	}
+	if (run_cli(&res, all)) {
+		ASSERT_EQ(res.status, 0, "--all: exit status");
+		ASSERT_TRUE(text_value_of(res.out, "syn_seen", &value) && value == 0, "--all: syn_seen 0");
+		ASSERT_TRUE(has_line(res.out, "rewriting"), "--all: every section");
+		ASSERT_TRUE(!text_value_of(res.out, "cookie_ack_invalid_expired", &value),
+			    "--all: no retired counter");
+		ASSERT_TRUE(!strstr(res.out, "not shown"), "--all: nothing hidden");
+	}
+	state_destroy(&st);
+}
+
+/* Every block of --watch starts with its time: "== 2026-06-05T10:11:12.345Z". */
+TEST(test_stats_watch_text_blocks_start_with_their_time)
+{
+	const char *args[] = { "stats", "--watch", "0.1", NULL };
+	struct pinned_state st;
+	struct cli_result res;
+	int blocks = 0, stamped = 0;
+
+	if (!state_create(&st))
+		return;
+	if (run_cli_stopped_after(&res, args, 450)) {
+		ASSERT_EQ(res.status, 0, "exit status after SIGTERM");
+		for (const char *line = res.out; line && *line;
+		     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+			int y, mo, d, h, mi, sec, ms, n = 0;
+
+			blocks += !strncmp(line, "flow table\n", 11);
+			if (sscanf(line, "== %4d-%2d-%2dT%2d:%2d:%2d.%3dZ%n", &y, &mo, &d, &h, &mi, &sec,
+				   &ms, &n) == 7 && n == 27)
+				stamped++;
+		}
+		ASSERT_TRUE(blocks >= 2, "at least two blocks");
+		ASSERT_EQ(stamped, blocks, "blocks with a timestamp line");
 	}
 	state_destroy(&st);
 }
@@ -332,7 +440,7 @@ TEST(test_stats_flow_evicted_is_created_minus_expired_minus_present)
 TEST(test_stats_watch_prints_samples_with_deltas_until_sigterm)
 {
 	const char *args[] = { "stats", "--json", "--watch", "0.1", NULL };
-	const char *second_counters = "{\"counters\":{\"pass_not_ip\":7,";
+	const char *second_counters = "\"counters\":{\"pass_not_ip\":7,";
 	struct pinned_state st;
 	struct cli_result res;
 	const char *second, *interval;
@@ -348,8 +456,8 @@ TEST(test_stats_watch_prints_samples_with_deltas_until_sigterm)
 			goto out;
 		second++;
 		ASSERT_TRUE(strstr(res.out, "\"deltas\"") > second, "first sample has no deltas");
-		ASSERT_TRUE(!strncmp(second, second_counters, strlen(second_counters)),
-			    "second sample's counters");
+		ASSERT_TRUE(!strncmp(second, "{\"time\":\"", 9), "second sample starts with its time");
+		ASSERT_TRUE(strstr(second, second_counters) != NULL, "second sample's counters");
 		interval = strstr(second, "\"interval_s\":");
 		if (ASSERT_TRUE(interval, "interval_s in the second sample"))
 			sscanf(interval, "\"interval_s\":%lf", &interval_s);
@@ -358,6 +466,94 @@ TEST(test_stats_watch_prints_samples_with_deltas_until_sigterm)
 		ASSERT_TRUE(strstr(second, "\"deltas\":{\"pass_not_ip\":0,"), "unchanged counter: delta 0");
 	}
 out:
+	state_destroy(&st);
+}
+
+/* --- exporter ------------------------------------------------------------- */
+
+/*
+ * A counter series' value as the count it exports: the integer, or for a
+ * family in seconds (_seconds_total) the nanoseconds "S.NNNNNNNNN" stands for.
+ */
+static bool series_count(const char *line, unsigned long long *count)
+{
+	const char *value = strrchr(line, ' ');
+	unsigned long long whole, nanos;
+	int n = 0;
+
+	if (!value)
+		return false;
+	if (strstr(line, "_seconds_total"))
+		return sscanf(value, " %llu.%9llu%n", &whole, &nanos, &n) == 2 &&
+		       (*count = whole * 1000000000ULL + nanos, true);
+	return sscanf(value, " %llu", count) == 1;
+}
+
+/*
+ * Every counter stats --json shows is in /metrics once, with its value: each
+ * planted total differs, so each must be one _total series' value, and no
+ * series may hold another (a retired counter's, a sum of two).
+ */
+TEST(test_exporter_once_exports_every_counter_once_with_its_value)
+{
+	const char *args[] = { "exporter", "--once", NULL };
+	unsigned long long values[STAT_COUNT * 2], count;
+	bool matched[STAT_COUNT] = { false };
+	struct pinned_state st;
+	struct cli_result res;
+	int series = 0;
+
+	if (!state_create(&st))
+		return;
+	if (!plant_distinct_counters(&st) || !run_cli(&res, args))
+		goto out;
+	ASSERT_EQ(res.status, 0, "exit status");
+	ASSERT_STREQ(res.err, "", "stderr");
+	ASSERT_TRUE(strstr(res.out, "\nisnguard_up 1\n") != NULL, "isnguard_up 1");
+	ASSERT_TRUE(strstr(res.out, "# TYPE isnguard_build_info gauge\n") != NULL, "build_info");
+	for (const char *line = res.out; line && *line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		char text[256];
+
+		snprintf(text, sizeof(text), "%.*s", (int)strcspn(line, "\n"), line);
+		if (text[0] == '#' || !strstr(text, "_total"))
+			continue;
+		if (!ASSERT_TRUE(series_count(text, &count), text) || series >= STAT_COUNT * 2)
+			break;
+		values[series++] = count;
+		for (int i = 0; i < STAT_COUNT; i++)
+			if (count == planted_total(st.ncpus, i)) {
+				if (matched[i])
+					FAIL("%s's value is in two series (the second: %s)", stat_names[i], text);
+				matched[i] = true;
+			}
+	}
+	ASSERT_EQ(series, STAT_COUNT - 2, "counter series: every counter but the two retired");
+	for (int i = 0; i < STAT_COUNT; i++)
+		if (matched[i] == retired_stat(i))
+			FAIL("%s (%llu): %s", stat_names[i], planted_total(st.ncpus, i),
+			     retired_stat(i) ? "retired, yet exported" : "no series has its value");
+	(void)values;
+out:
+	state_destroy(&st);
+}
+
+/* With nothing pinned the exporter still answers: isnguard_up 0 and its build. */
+TEST(test_exporter_once_without_state_says_up_0)
+{
+	const char *args[] = { "exporter", "--once", NULL };
+	struct pinned_state st = { .flows_fd = -1, .opening_fd = -1, .config_fd = -1, .key_fd = -1,
+				   .stats_fd = -1 };
+	struct cli_result res;
+
+	make_state_dir(&st);
+	if (run_cli(&res, args)) {
+		ASSERT_EQ(res.status, 0, "exit status");
+		ASSERT_STREQ(res.err, "", "stderr: no state is no error");
+		ASSERT_TRUE(strstr(res.out, "\nisnguard_up 0\n") != NULL, "isnguard_up 0");
+		ASSERT_TRUE(strstr(res.out, "isnguard_build_info{version=\"") != NULL, "build_info");
+		ASSERT_TRUE(!strstr(res.out, "_total"), "no counter");
+	}
 	state_destroy(&st);
 }
 

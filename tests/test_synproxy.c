@@ -36,6 +36,8 @@
 #include "pkt.h"
 #include "proxy_race.skel.h"
 #include "ref/cookie_ref.h"
+#include "resend_fill.h"
+#include "resend_fill.skel.h"
 
 #define SP_PORT 18443		/* protected, with a listener */
 #define SP_CLOSED_PORT 18444	/* protected, no listener */
@@ -1303,63 +1305,86 @@ TEST(test_synproxy_cookie_acks_judged_as_the_reference_judges)
 /*
  * ACKs that fail the cookie check on a tuple whose connection the host has
  * closed (its local-path entry, FLOW_F_COOKIE_LOCAL with FIN_LOCAL) go to
- * the host's stack, for its RST as Linux answers them, up to
- * invalid_ack_rate a second with a tenth of a second's burst: at 10/s, 2 of
- * a quick run of 5 pass untouched, 3 are dropped, and all 5 are counted by
- * reason. With the rate 0, none passes; on a tuple with no entry (a forged
- * ACK, or a later segment of a handshake whose cookie ACK was lost) none
- * does either.
+ * the host's stack, for its RST as Linux answers them: the first
+ * SYNPROXY_LATE_ACKS on each entry whatever the rate, so the late FINs of
+ * a server that closes faster than invalid_ack_rate all reach it; more on
+ * one entry at invalid_ack_rate a second over all, with a tenth of a
+ * second's burst (at 10/s: 2 of a quick run). With the rate 0, none
+ * passes; on a tuple with no entry (a forged ACK, or a later segment of a
+ * handshake whose cookie ACK was lost) none does either. Every one is
+ * counted by reason, passed or not, and passes untouched.
  */
-TEST(test_synproxy_invalid_acks_reach_the_stack_at_the_rate_set)
+struct late_ack_row {
+	const char *name;
+	uint32_t rate;		/* invalid_ack_rate */
+	uint32_t entries;	/* closed connections, one client port each (0: a tuple with none) */
+	uint32_t acks;		/* late ACKs on each, one entry after the other */
+	uint32_t passed;	/* of all, the first this many pass */
+};
+
+static const struct late_ack_row late_ack_rows[] = {
+	{ .name = "late_fin_of_each_of_20_closed_connections_passes_at_10_per_s", .rate = 10,
+	  .entries = 20, .acks = 1, .passed = 20 },
+	{ .name = "more_on_one_closed_connection_at_the_rate", .rate = 10, .entries = 1,
+	  .acks = SYNPROXY_LATE_ACKS + 4, .passed = SYNPROXY_LATE_ACKS + 2 },
+	{ .name = "rate_0_drops_all", .rate = 0, .entries = 1, .acks = 5, .passed = 0 },
+	{ .name = "no_entry_dropped", .rate = 10, .entries = 0, .acks = 5, .passed = 0 },
+};
+
+static void check_late_ack_row(const struct late_ack_row *r, enum dp_prog prog)
 {
-	static const enum dp_prog progs[] = { DP_TC_INGRESS, DP_TC_COOKIE };
-	static const uint32_t rates[] = { 10, 0, 10 };	/* the last without an entry */
 	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN];
 	struct synproxy_config cfg = sp_local;
+	uint64_t reasons, to_stack;
+	uint32_t verdict, sent = 0;
 	size_t in_len, out_len;
 	struct pkt_spec s;
-	uint32_t verdict;
 
-	for (size_t p = 0; p < 2; p++) {
-		for (size_t r = 0; r < 3; r++) {
-			struct flow_state closed = {
-				.wire_isn = 0x5eed0000u, .host_isn = 0x5eed0000u,
-				.flags = FLOW_F_PASSIVE_OPEN | FLOW_F_ESTABLISHED |
-					 FLOW_F_HOST_ACKED | FLOW_F_FIN_LOCAL | FLOW_F_COOKIE_LOCAL,
-				.last_seen_ns = mono_coarse_ns(),
-			};
-			bool entry = r < 2;
-			uint32_t want_passed = rates[r] && entry ? 2 : 0;
-			uint64_t reasons, passed;
-			struct flow_key fk;
+	cfg.invalid_ack_rate = r->rate;
+	if (!setup(&cfg, SP_PORT) || !dp_flows_clear())
+		return;
+	reasons = dp_stat(STAT_COOKIE_BAD_MAC) + dp_stat(STAT_COOKIE_EXPIRED) +
+		  dp_stat(STAT_COOKIE_UNKNOWN_KEY);
+	to_stack = dp_stat(STAT_COOKIE_INVALID_TO_STACK);
+	for (uint32_t e = 0; e < (r->entries ? r->entries : 1); e++) {
+		struct flow_state closed = {
+			.wire_isn = 0x5eed0000u, .host_isn = 0x5eed0000u,
+			.flags = FLOW_F_PASSIVE_OPEN | FLOW_F_ESTABLISHED | FLOW_F_HOST_ACKED |
+				 FLOW_F_FIN_LOCAL | FLOW_F_COOKIE_LOCAL,
+			.last_seen_ns = mono_coarse_ns(),
+		};
+		struct flow_key fk;
 
-			test_case_begin("%s_rate_%u%s", dp_prog_name(progs[p]), rates[r],
-					entry ? "_closed_connection" : "_no_entry");
-			cfg.invalid_ack_rate = rates[r];
-			if (!setup(&cfg, SP_PORT) || !dp_flows_clear())
+		client_segment(&s, 4, SP_PORT, TH_ACK | TH_FIN, CLIENT_ISN + 1, 0x5eed0001u);
+		s.sport = (uint16_t)(CLIENT_PORT + 600 + e);
+		s.window = 502;
+		in_len = pkt_build(&s, in, sizeof(in));
+		host_flow(&s, &fk);
+		if (r->entries && !ASSERT_TRUE(dp_flow_put(&fk, &closed), "closed entry"))
+			return;
+		for (uint32_t i = 0; i < r->acks; i++, sent++) {
+			if (!dp_run(prog, in, in_len, out, &out_len, &verdict))
 				return;
-			client_segment(&s, 4, SP_PORT, TH_ACK | TH_FIN, CLIENT_ISN + 1, 0x5eed0001u);
-			s.window = 502;
-			in_len = pkt_build(&s, in, sizeof(in));
-			host_flow(&s, &fk);
-			if (entry && !dp_flow_put(&fk, &closed))
-				return;
-			reasons = dp_stat(STAT_COOKIE_BAD_MAC) + dp_stat(STAT_COOKIE_EXPIRED) +
-				  dp_stat(STAT_COOKIE_UNKNOWN_KEY);
-			passed = dp_stat(STAT_COOKIE_INVALID_TO_STACK);
-			for (uint32_t i = 0; i < 5; i++) {
-				if (!dp_run(progs[p], in, in_len, out, &out_len, &verdict))
-					return;
-				ASSERT_EQ(verdict, i < want_passed ? TC_ACT_UNSPEC_VERDICT
-								   : TC_ACT_SHOT_VERDICT, "verdict");
-				ASSERT_EQ(out_len, in_len, "length");
-				ASSERT_MEMEQ(out, in, in_len, "untouched");
-			}
-			ASSERT_EQ(dp_stat(STAT_COOKIE_BAD_MAC) + dp_stat(STAT_COOKIE_EXPIRED) +
-				  dp_stat(STAT_COOKIE_UNKNOWN_KEY), reasons + 5,
-				  "counted by reason, passed or not");
-			ASSERT_EQ(dp_stat(STAT_COOKIE_INVALID_TO_STACK), passed + want_passed,
-				  "cookie_ack_invalid_to_stack");
+			ASSERT_EQ(verdict, sent < r->passed ? TC_ACT_UNSPEC_VERDICT : TC_ACT_SHOT_VERDICT,
+				  "verdict");
+			ASSERT_EQ(out_len, in_len, "length");
+			ASSERT_MEMEQ(out, in, in_len, "untouched");
+		}
+	}
+	ASSERT_EQ(dp_stat(STAT_COOKIE_BAD_MAC) + dp_stat(STAT_COOKIE_EXPIRED) +
+		  dp_stat(STAT_COOKIE_UNKNOWN_KEY), reasons + sent, "counted by reason, passed or not");
+	ASSERT_EQ(dp_stat(STAT_COOKIE_INVALID_TO_STACK), to_stack + r->passed,
+		  "cookie_ack_invalid_to_stack");
+}
+
+TEST(test_synproxy_late_acks_of_closed_connections_reach_the_stack)
+{
+	static const enum dp_prog progs[] = { DP_TC_INGRESS, DP_TC_COOKIE };
+
+	for (size_t p = 0; p < sizeof(progs) / sizeof(progs[0]); p++) {
+		for (size_t i = 0; i < sizeof(late_ack_rows) / sizeof(late_ack_rows[0]); i++) {
+			test_case_begin("%s_%s", dp_prog_name(progs[p]), late_ack_rows[i].name);
+			check_late_ack_row(&late_ack_rows[i], progs[p]);
 		}
 	}
 	dp_flows_clear();
@@ -3163,7 +3188,7 @@ static size_t igmp_query(uint8_t *buf)
 	uint8_t query[8] = { 0x11, 100, 0, 0, 0, 0, 0, 0 };
 	struct pkt_spec q = { .ttl = 1, .l4_proto = 2, .payload = query,
 			      .payload_len = sizeof(query) };
-	uint16_t sum = pkt_fold(pkt_sum(query, sizeof(query), 0));
+	uint16_t sum = htons(pkt_fold(pkt_sum(query, sizeof(query), 0)));
 
 	memcpy(query + 2, &sum, 2);
 	pkt_set_addrs(&q, "0.0.0.0", "224.0.0.1");
@@ -3315,6 +3340,51 @@ TEST(test_proxy_tick_gives_up_with_a_rst_to_the_client)
 	ASSERT_TRUE(!dp_resend_get(&pc.fk, &r), "the resend record is gone");
 }
 
+/*
+ * A server silent throughout: the record's slot moves from step to step, a
+ * SYN at each of 1, 3 and 7 s after the first (the record aged past each
+ * in turn, its slot with it), none between, and the give-up's RST at the
+ * connect timeout.
+ */
+TEST(test_proxy_tick_steps_through_the_resends_to_the_give_up)
+{
+	static const struct proxy_case c = { .name = "steps", .family = 4, .ts = true };
+	static const uint64_t ages_ms[] = { 1500, 2500, 3500, 7500, 10500 };
+	static const uint32_t resends[] = { 1, 1, 2, 3, 3 };
+	uint8_t out[PKT_MAX_LEN];
+	struct resend_slot slot;
+	struct proxy_conn pc;
+	struct flow_state st;
+	struct syn_resend r;
+	uint64_t first, gave_up;
+	size_t out_len;
+
+	if (!proxy_opened_aged(&pc, &c, CLIENT_PORT + 525, 0, &r))
+		return;
+	first = r.first_ns;
+	gave_up = dp_stat(STAT_PROXY_GAVE_UP);
+	for (size_t i = 0; i < sizeof(ages_ms) / sizeof(ages_ms[0]); i++) {
+		test_case_begin("at_%llu_ms", (unsigned long long)ages_ms[i]);
+		if (!ASSERT_TRUE(dp_resend_get(&pc.fk, &r), "record"))
+			return;
+		r.first_ns = first - ages_ms[i] * 1000000ULL;
+		if (!ASSERT_TRUE(dp_resend_put(&pc.fk, &r), "record aged") ||
+		    !tick_run(out, &out_len, "carrier dropped"))
+			return;
+		if (i + 1 < sizeof(ages_ms) / sizeof(ages_ms[0])) {
+			if (!ASSERT_TRUE(dp_resend_get(&pc.fk, &r), "record kept"))
+				return;
+			ASSERT_EQ(r.resends, resends[i], "resends");
+			ASSERT_TRUE(dp_resend_slot_get(&pc.fk, &slot), "a slot of the next step");
+			continue;
+		}
+		ASSERT_EQ(dp_stat(STAT_PROXY_GAVE_UP), gave_up + 1, "proxy_server_gave_up");
+		ASSERT_TRUE(!dp_resend_get(&pc.fk, &r), "the resend record is gone");
+		ASSERT_TRUE(!dp_flow_get(&pc.fk, &st), "the flow entry is gone");
+	}
+	dp_flows_clear();
+}
+
 /* The server answered: the tick sends nothing for the flow and forgets it. */
 TEST(test_proxy_tick_forgets_a_flow_the_server_answered)
 {
@@ -3389,6 +3459,196 @@ TEST(test_tick_passes_what_is_not_its_query)
 		return;
 	ASSERT_EQ(verdict, TC_ACT_UNSPEC_VERDICT, "passes");
 	ASSERT_MEMEQ(out, in, in_len, "untouched");
+}
+
+/* Many silent servers' flows at once, made by tests/bpf/resend_fill.bpf.c beside the fixture. */
+static bool resend_fill_run(uint32_t first, uint32_t count, uint64_t age_ns)
+{
+	static struct resend_fill *skel;
+	unsigned char frame[64] = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = sizeof(frame),
+		    .repeat = 1);
+
+	if (!skel) {
+		skel = resend_fill__open();
+		if (!skel || !dp_share_maps(skel->obj) || resend_fill__load(skel)) {
+			FAIL("load resend_fill.bpf.o: %s", strerror(errno));
+			resend_fill__destroy(skel);
+			skel = NULL;
+			return false;
+		}
+	}
+	skel->bss->fill = (struct resend_fill_args){ .first = first, .count = count,
+						     .age_ns = age_ns };
+	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.resend_fill), &opts)) {
+		FAIL("run resend_fill: %s", strerror(errno));
+		return false;
+	}
+	return ASSERT_EQ(skel->bss->fill.made, count, "flows made") &&
+	       ASSERT_EQ(skel->bss->fill.untracked, 0, "flows made without their resend record");
+}
+
+static void resend_fill_key(uint32_t n, struct flow_key *fk)
+{
+	const uint8_t local[4] = RESEND_FILL_LOCAL_ADDR, remote[4] = RESEND_FILL_REMOTE_ADDR(n);
+
+	memset(fk, 0, sizeof(*fk));
+	fk->family = FLOW_FAMILY_IPV4;
+	memcpy(fk->local_addr, local, 4);
+	memcpy(fk->remote_addr, remote, 4);
+	fk->local_port = htons(RESEND_FILL_LOCAL_PORT);
+	fk->remote_port = htons(RESEND_FILL_REMOTE_PORT);
+}
+
+/* How many of flows first..first+count-1 have had resends SYNs again. */
+static uint32_t resend_fill_count_resent(uint32_t first, uint32_t count, uint32_t resends)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = first; i < first + count; i++) {
+		struct flow_key fk;
+		struct syn_resend r;
+
+		resend_fill_key(i, &fk);
+		n += dp_resend_get(&fk, &r) && r.resends == resends;
+	}
+	return n;
+}
+
+/* Due flows made for a test of the tick, none other. */
+static bool tick_flows(uint32_t due, uint32_t not_due)
+{
+	return dp_setup() && dp_flows_clear() && resend_fill_run(0, due, 1500000000ULL) &&
+	       resend_fill_run(due, not_due, 0);
+}
+
+/*
+ * The tick's query and the runs it hands over to (resend_runs_chained),
+ * under BPF_PROG_TEST_RUN each run again by hand, as the copy of the
+ * carrier it sends its device's ingress would: how many runs it took.
+ */
+static uint32_t tick_runs_until_done(uint32_t max_runs)
+{
+	uint8_t out[PKT_MAX_LEN];
+	uint32_t runs = 0;
+	size_t out_len;
+	uint64_t chained;
+
+	do {
+		chained = dp_stat(STAT_RESEND_CHAINED);
+		if (!tick_run(out, &out_len, "carrier dropped"))
+			return 0;
+		runs++;
+	} while (dp_stat(STAT_RESEND_CHAINED) > chained && runs < max_runs);
+	return runs;
+}
+
+/*
+ * The README's resends at 1, 3 and 7 s, for a hundred flows at once: the
+ * first tick after they are due resends every one (not SYNPROXY_RESEND_BATCH
+ * a run: its runs together), and the next finds nothing due.
+ */
+TEST(test_proxy_tick_resends_every_due_flow_at_the_first_tick)
+{
+	uint64_t resent, runs;
+
+	if (!tick_flows(100, 0))
+		return;
+	resent = dp_stat(STAT_PROXY_SYN_RESENT);
+	runs = dp_stat(STAT_RESEND_RUNS);
+	if (!ASSERT_TRUE(tick_runs_until_done(100) > 0, "the tick ran"))
+		return;
+	ASSERT_EQ(dp_stat(STAT_PROXY_SYN_RESENT), resent + 100, "proxy_syn_resent by the first tick");
+	ASSERT_EQ(resend_fill_count_resent(0, 100, 1), 100, "flows with one resend");
+	ASSERT_TRUE(dp_stat(STAT_RESEND_RUNS) > runs, "resend_runs counted");
+
+	test_case_begin("the_next_tick_finds_none_due");
+	resent = dp_stat(STAT_PROXY_SYN_RESENT);
+	tick_runs_until_done(1);
+	ASSERT_EQ(dp_stat(STAT_PROXY_SYN_RESENT), resent, "proxy_syn_resent");
+	dp_flows_clear();
+}
+
+/* The tick's own carrier again: the IGMPv2 query a run hands over with (bpf/resend.h). */
+static size_t resend_chain_frame(uint8_t *buf)
+{
+	uint8_t query[8] = { 0x11, 0, 0, 0, 0, 0, 0, 0 };
+	struct pkt_spec q = { .ttl = 1, .l4_proto = 2, .payload = query,
+			      .payload_len = sizeof(query) };
+	uint16_t sum = htons(pkt_fold(pkt_sum(query, sizeof(query), 0)));
+
+	memcpy(query + 2, &sum, 2);
+	pkt_set_addrs(&q, "0.0.0.0", "224.0.0.1");
+	memcpy(q.eth_dst, "\x01\x00\x5e\x00\x00\x01", 6);
+	return pkt_build(&q, buf, PKT_MAX_LEN);
+}
+
+/*
+ * More due than a run takes: a run takes at most SYNPROXY_RESEND_BATCH
+ * slots (fewer, a multiple of 32, when it runs past its time), and one that
+ * stops with due slots left makes its carrier the IGMP query again and
+ * hands over to the next run through its device's ingress
+ * (resend_runs_chained): the runs of one tick resend every flow.
+ */
+TEST(test_proxy_tick_hands_a_backlog_to_its_next_run)
+{
+	const uint32_t flows = SYNPROXY_RESEND_BATCH + 44;
+	uint8_t out[PKT_MAX_LEN], want[PKT_MAX_LEN];
+	uint64_t resent, chained, taken, slots;
+	size_t out_len, want_len;
+	uint32_t runs = 0;
+
+	if (!tick_flows(flows, 0))
+		return;
+	want_len = resend_chain_frame(want);
+	resent = dp_stat(STAT_PROXY_SYN_RESENT);
+	do {
+		chained = dp_stat(STAT_RESEND_CHAINED);
+		slots = dp_stat(STAT_RESEND_SLOTS);
+		if (!tick_run(out, &out_len, "carrier dropped"))
+			return;
+		runs++;
+		taken = dp_stat(STAT_RESEND_SLOTS) - slots;
+		ASSERT_TRUE(taken <= SYNPROXY_RESEND_BATCH, "a run takes SYNPROXY_RESEND_BATCH at most");
+		if (dp_stat(STAT_RESEND_CHAINED) == chained)
+			break;
+		ASSERT_TRUE(taken == SYNPROXY_RESEND_BATCH || (taken && taken % 32 == 0),
+			    "a run hands over at its batch or at a clock check");
+		ASSERT_EQ(out_len, want_len, "the carrier again: length");
+		ASSERT_MEMEQ(out, want, want_len, "the carrier again: an IGMP query");
+	} while (runs < flows);
+	ASSERT_TRUE(runs >= 2, "more than one run");
+	ASSERT_EQ(dp_stat(STAT_PROXY_SYN_RESENT), resent + flows, "proxy_syn_resent by the runs");
+	ASSERT_EQ(resend_fill_count_resent(0, flows, 1), flows, "flows with one resend");
+	dp_flows_clear();
+}
+
+/*
+ * A tick looks at the queues' heads, not the table: with a thousand flows
+ * not due behind three that are, a run takes three slots and leaves the
+ * rest untouched; the next takes none.
+ */
+TEST(test_proxy_tick_takes_only_the_due_slots)
+{
+	uint64_t resent, slots, runs;
+
+	if (!tick_flows(3, 1000))
+		return;
+	resent = dp_stat(STAT_PROXY_SYN_RESENT);
+	slots = dp_stat(STAT_RESEND_SLOTS);
+	runs = dp_stat(STAT_RESEND_RUNS);
+	if (!ASSERT_EQ(tick_runs_until_done(10), 1, "runs of the tick"))
+		return;
+	ASSERT_EQ(dp_stat(STAT_PROXY_SYN_RESENT), resent + 3, "proxy_syn_resent");
+	ASSERT_EQ(dp_stat(STAT_RESEND_SLOTS), slots + 3, "resend_slots: the due ones");
+	ASSERT_EQ(dp_stat(STAT_RESEND_RUNS), runs + 1, "resend_runs");
+	ASSERT_EQ(resend_fill_count_resent(3, 1000, 0), 1000, "flows not due, untouched");
+
+	test_case_begin("the_next_run_takes_none");
+	slots = dp_stat(STAT_RESEND_SLOTS);
+	tick_runs_until_done(1);
+	ASSERT_EQ(dp_stat(STAT_RESEND_SLOTS), slots, "resend_slots");
+	dp_flows_clear();
 }
 
 /*

@@ -95,7 +95,8 @@ static const struct cli_option attach_options[] = {
 	CLI_OPT_U32("invalid-ack-rate", 'r', "N", &prm.invalid_ack_rate, 0,
 		    SYNPROXY_MAX_INVALID_ACK_RATE,
 		    "ACKs per second failing the cookie check handed to the host's stack, "
-		    "which answers them with a RST as Linux does; the rest are dropped "
+		    "which answers them with a RST as Linux does, beyond the first 4 on each "
+		    "closed connection's tuple, which always go; the rest are dropped "
 		    "(default 10000; 0 drops all)", .given = &prm.invalid_ack_rate_given),
 	CLI_OPT_CHOICE("synproxy-path", 'P', "PATH", &prm.synproxy_path, "--synproxy-path",
 		       synproxy_paths, "auto (default): the host's listener where the kernel can "

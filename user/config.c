@@ -6,6 +6,7 @@
  * (ingress, xdp-mode, syn-hook; in [global] they are every interface's
  * default). Each key is an attach option's long name, its value parsed by
  * attach's option table, so the file and the command line cannot drift.
+ * [exporter] holds `isnguard exporter`'s keys (listen), through its table.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,7 +16,9 @@
 
 #include "cli.h"
 #include "config.h"
+#include "exporter.h"
 #include "json_writer.h"
+#include "parse.h"
 
 /* The keys an [interface NAME] section may set; every other option is [global]'s alone. */
 static const char *const iface_keys[] = { "ingress", "xdp-mode", "syn-hook", NULL };
@@ -87,12 +90,13 @@ static struct config_iface *section_for(struct config_reader *r, const char *sec
 	struct config *cfg = r->cfg;
 	const char *name;
 
-	if (!strcmp(section, "global"))
+	if (!strcmp(section, "global") || !strcmp(section, CONFIG_EXPORTER_SECTION))
 		return NULL;
 	if (strncmp(section, "interface ", 10)) {
 		if (!create)
 			return NULL;
-		config_error(r, "unknown section [%s]: use [global] or [interface NAME]", section);
+		config_error(r, "unknown section [%s]: use [global], [interface NAME] or [exporter]",
+			     section);
 		return NULL;
 	}
 	name = section + 10;
@@ -158,6 +162,46 @@ static int parse_key(struct config_reader *r, const char *name, const char *valu
 	return 0;
 }
 
+/* An [exporter] key: one of the exporter's options (not --once), through its table. */
+static void exporter_key(struct config_reader *r, const char *name, const char *value)
+{
+	struct exporter_params *prm = exporter_params_current(), saved = *prm;
+	char option[128];
+	char *argv[] = { "exporter", option, NULL };
+	struct endpoint ep;
+	struct cli_parser p;
+	const char *why = NULL;
+	int err;
+
+	if (strcmp(name, "listen")) {
+		config_error(r, "unknown key '%s' in [%s] (its one key is listen)", name,
+			     CONFIG_EXPORTER_SECTION);
+		return;
+	}
+	if (snprintf(option, sizeof(option), "--%s=%s", name, value) >= (int)sizeof(option)) {
+		config_error(r, "value of %s too long", name);
+		return;
+	}
+	exporter_parser(&p);
+	*prm = (struct exporter_params){ 0 };
+	snprintf(r->context, sizeof(r->context), "%s:%d", r->cfg->path, r->line);
+	cli_error_context = r->context;
+	err = cli_parse(&p, 2, argv);
+	cli_error_context = NULL;
+	/* The command line's own options stay as they were: the key is the file's. */
+	*prm = saved;
+	if (err) {
+		r->cfg->errors++;
+		return;
+	}
+	if (parse_endpoint(value, &ep, &why) || !ep.port) {
+		config_error(r, "bad listen '%s': %s", value,
+			     why ? why : "expected ADDR:PORT with a port from 1");
+		return;
+	}
+	snprintf(r->cfg->exporter_listen, sizeof(r->cfg->exporter_listen), "%s", value);
+}
+
 static int on_key(void *user, const char *section, const char *name, const char *value)
 {
 	struct config_reader *r = user;
@@ -165,6 +209,13 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	struct config_iface *ifc;
 	bool known = false;
 
+	if (!strcmp(section, CONFIG_EXPORTER_SECTION)) {
+		if (!*value)
+			config_error(r, "%s has no value", name);
+		else
+			exporter_key(r, name, value);
+		return 1;
+	}
 	attach_parser(&p);
 	for (const struct cli_option *opt = p.options; opt->name; opt++)
 		known |= !strcmp(opt->name, name) && !in_list(not_keys, name);
@@ -299,7 +350,11 @@ static const char example[] =
 	"# proxy's default is tc, with syn-hook tc.\n"
 	"#ingress = xdp\n"
 	"#xdp-mode = native\n"
-	"#syn-hook = xdp\n";
+	"#syn-hook = xdp\n"
+	"\n"
+	"# 'isnguard exporter' (isnguard-exporter.service): /metrics for Prometheus.\n"
+	"#[exporter]\n"
+	"#listen = " EXPORTER_DEFAULT_LISTEN "\n";
 
 static bool config_json;
 

@@ -2,7 +2,8 @@
 /*
  * The config file (user/config.c): INI, read with libinih. [global] and
  * [interface NAME] sections whose keys are attach's long options without
- * "--", each value parsed by attach's own option table.
+ * "--", each value parsed by attach's own option table; [exporter] the
+ * exporter's.
  */
 #ifndef ISNGUARD_CONFIG_H
 #define ISNGUARD_CONFIG_H
@@ -14,6 +15,8 @@
 
 #define CONFIG_DEFAULT_PATH "/etc/isnguard/isnguard.conf"
 #define CONFIG_MAX_IFACES 64
+/* `isnguard exporter`'s section: its keys are the exporter's long options. */
+#define CONFIG_EXPORTER_SECTION "exporter"
 
 struct config_iface {
 	char name[IFNAMSIZ];
@@ -27,6 +30,7 @@ struct config {
 	struct attach_params global;
 	int ifaces;
 	struct config_iface iface[CONFIG_MAX_IFACES];
+	char exporter_listen[64];	/* [exporter] listen, "" when not set */
 	int errors;			/* each reported as "PATH:LINE: ..." */
 };
 

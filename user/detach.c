@@ -48,6 +48,22 @@ static void print_detached(const char *ifname, const char *state, const char *go
 	jw_finish(&jw);
 }
 
+/*
+ * The namespace's last attachment gone, and with it its tick: the resends
+ * it was to make go too, unless the state is kept for a restart here (or
+ * goes whole: nothing is left to attach).
+ */
+static void resend_forget_here(const char *ifname, bool keep_state, int remaining)
+{
+	int err;
+
+	if (keep_state || remaining == 0)
+		return;
+	err = resend_state_forget(netns_inode());
+	if (err)
+		fprintf(stderr, "%s: warning: detach %s: forget this namespace's resends: %s\n",
+			PROG_NAME, ifname, strerror(-err));
+}
 
 static int detach_locked(const char *ifname, int ifindex, bool keep_state,
 			 enum detach_output out)
@@ -113,6 +129,7 @@ static int detach_locked(const char *ifname, int ifindex, bool keep_state,
 		if (tick_err)
 			fprintf(stderr, "%s: warning: detach %s: remove the tick device %s: %s\n",
 				PROG_NAME, ifname, ISN_TICK_DEV, strerror(-tick_err));
+		resend_forget_here(ifname, keep_state, remaining);
 	}
 	if (!keep_state && remaining == 0)
 		remove_state();
@@ -130,8 +147,10 @@ static int forget_gone(const char *ifname, int ifindex, bool keep_state, enum de
 		cli_error("detach %s: update %s: %s", ifname, ISN_MAP_LINKS, strerror(-remaining));
 		return remaining;
 	}
-	if (links_here() == 0)
+	if (links_here() == 0) {
 		tick_remove();
+		resend_forget_here(ifname, keep_state, remaining);
+	}
 	if (!keep_state && remaining == 0)
 		remove_state();
 	print_detached(ifname, keep_state ? "kept" : remaining > 0 ? "kept for other interfaces"

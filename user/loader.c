@@ -357,42 +357,6 @@ static int open_object(const struct attach_request *req, bool l3, uint32_t max_f
 	return reuse_pinned_maps(*skel, req->ifname, km);
 }
 
-/*
- * Starts the flow sweeper's timer (bpf/sweeper.h), or hands a running one
- * to this load's program: isnguard_sweeper, run once. Before any flow is
- * made: a flow needs a slot of the sweeper's queues, which it sizes.
- */
-static int start_sweeper(struct isnguard *skel, const char *ifname)
-{
-	static const char *const steps[] = {
-		[SWEEPER_START_NO_MAP] = "no isn_sweeper entry",
-		[SWEEPER_START_INIT] = "bpf_timer_init",
-		[SWEEPER_START_CALLBACK] = "bpf_timer_set_callback",
-		[SWEEPER_START_TIMER] = "bpf_timer_start",
-	};
-	unsigned char frame[64] = { 0 };
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = sizeof(frame),
-		    .repeat = 1);
-	unsigned int step;
-	int err;
-
-	err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.isnguard_sweeper), &opts);
-	if (err) {
-		err = -errno;
-		cli_error("attach %s: run the sweeper's start (BPF_PROG_TEST_RUN): %s", ifname,
-			  strerror(-err));
-		return err;
-	}
-	if (!opts.retval)
-		return 0;
-	step = opts.retval >> 16;
-	err = -(int)(opts.retval & 0xffff);
-	cli_error("attach %s: start the flow sweeper's timer: %s: %s", ifname,
-		  step < sizeof(steps) / sizeof(steps[0]) && steps[step] ? steps[step] : "?",
-		  strerror(-err));
-	return err;
-}
-
 /* Pins, key, config and SYN-proxy settings; before egress attaches, so no SYN leaves unkeyed. */
 static int write_state(struct isnguard *skel, const struct attach_request *req, bool fresh,
 		       uint32_t max_flows, struct kept_maps *km)
@@ -425,7 +389,7 @@ static int write_state(struct isnguard *skel, const struct attach_request *req, 
 		cli_error("attach %s: initialise key and config: %s", req->ifname, strerror(-err));
 		return err;
 	}
-	err = start_sweeper(skel, req->ifname);
+	err = state_start_sweeper(skel, req->ifname);
 	if (err)
 		return err;
 	err = write_policy(skel, req);

@@ -25,6 +25,7 @@ static const struct cmd commands[] = {
 	{ "detach", do_detach, "detach the datapath from an interface" },
 	{ "status", do_status, "show where the datapath is attached and its settings" },
 	{ "stats", do_stats, "show the datapath counters" },
+	{ "exporter", do_exporter, "serve the counters and state to Prometheus at /metrics" },
 	{ "flows", do_flows, "list the tracked connections" },
 	{ "mode", do_mode, "switch the hash of new flows (siphash, md5, none)" },
 	{ "key", do_key, "rotate or set the secret key (new flows only)" },

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -28,8 +29,9 @@ static const char *const pinned_maps[] = {
 	ISN_MAP_FLOWS, ISN_MAP_OPENING, ISN_MAP_CONFIG, ISN_MAP_KEY, ISN_MAP_STATS, ISN_MAP_LINKS,
 	ISN_MAP_SYNPROXY, ISN_MAP_SYNPROXY_PORTS, ISN_MAP_SYN_RATE, ISN_MAP_SWEEPER,
 	ISN_MAP_FLOW_COUNT, ISN_MAP_SYN_RESEND, ISN_MAP_SWEEP_FLOWS, ISN_MAP_SWEEP_OPENING,
-	ISN_MAP_SWEEP_LONG, ISN_MAP_SYN_POLICY, ISN_MAP_SYNPROXY_MONITOR, ISN_MAP_PREFIX4,
-	ISN_MAP_PREFIX6, ISN_MAP_SYN_BUCKETS, ISN_MAP_SYN_TOTAL,
+	ISN_MAP_SWEEP_LONG, ISN_MAP_RESEND_QUEUES, ISN_MAP_RESEND_SLOTS, ISN_MAP_SYN_POLICY,
+	ISN_MAP_SYNPROXY_MONITOR, ISN_MAP_PREFIX4, ISN_MAP_PREFIX6, ISN_MAP_SYN_BUCKETS,
+	ISN_MAP_SYN_TOTAL,
 };
 _Static_assert(sizeof(pinned_maps) / sizeof(pinned_maps[0]) == STATE_MAP_COUNT,
 	       "STATE_MAP_COUNT is how many pinned_maps there are");
@@ -315,7 +317,8 @@ int reuse_pinned_maps(struct isnguard *skel, const char *ifname, struct kept_map
 		}
 		if ((sweeper_anew && is_sweeper_map(name)) ||
 		    (!strcmp(name, ISN_MAP_STATS) && pinned_layout_is(fd, map, &info) &&
-		     info.max_entries < STAT_COUNT)) {
+		     info.max_entries < STAT_COUNT) ||
+		    (!strcmp(name, ISN_MAP_SYN_RESEND) && !pinned_layout_is(fd, map, &info))) {
 			km->old_fd[idx] = fd;	/* made anew, pinned in its place */
 			replaced = name;
 			continue;
@@ -459,6 +462,78 @@ int pin_new_maps(struct isnguard *skel, struct kept_maps *km)
 	return km->flows_copied ? recount_flows(skel) : 0;
 }
 
+/*
+ * Deletes the entries of the pinned map name that match() takes: their
+ * keys collected in one walk, then deleted (a walk cannot go on from a key
+ * deleted under it). 0 or -errno; a map not pinned has none.
+ */
+static int map_delete_where(const char *name, __u32 key_size, __u32 value_size,
+			    bool (*match)(const void *key, const void *value, uint64_t netns_ino),
+			    uint64_t netns_ino)
+{
+	unsigned char cur[64], next[64], value[128], *keys = NULL, *grown;
+	int fd = pinned_map_open(name), err = 0;
+	size_t count = 0, room = 0;
+	void *prev = NULL;
+
+	if (fd < 0)
+		return fd == -ENOENT ? 0 : fd;
+	if (key_size > sizeof(next) || value_size > sizeof(value)) {
+		close(fd);
+		return -EPROTO;
+	}
+	while (!err && !bpf_map_get_next_key(fd, prev, next)) {
+		if (!bpf_map_lookup_elem(fd, next, value) && match(next, value, netns_ino)) {
+			if (count == room) {
+				room = room ? 2 * room : 256;
+				grown = realloc(keys, room * key_size);
+				if (!grown) {
+					err = -ENOMEM;
+					break;
+				}
+				keys = grown;
+			}
+			memcpy(keys + count++ * key_size, next, key_size);
+		}
+		memcpy(cur, next, key_size);
+		prev = cur;
+	}
+	for (size_t i = 0; !err && i < count; i++)
+		if (bpf_map_delete_elem(fd, keys + i * key_size) && errno != ENOENT)
+			err = -errno;
+	free(keys);
+	close(fd);
+	return err;
+}
+
+static bool queues_of(const void *key, const void *value, uint64_t netns_ino)
+{
+	(void)value;
+	return *(const __u64 *)key == netns_ino;
+}
+
+static bool slot_of(const void *key, const void *value, uint64_t netns_ino)
+{
+	(void)value;
+	return ((const struct resend_slot_key *)key)->netns_ino == netns_ino;
+}
+
+static bool record_of(const void *key, const void *value, uint64_t netns_ino)
+{
+	(void)key;
+	return ((const struct syn_resend *)value)->netns_ino == netns_ino;
+}
+
+int resend_state_forget(uint64_t netns_ino)
+{
+	return map_delete_where(ISN_MAP_SYN_RESEND, sizeof(struct flow_key),
+				sizeof(struct syn_resend), record_of, netns_ino) ?:
+	       map_delete_where(ISN_MAP_RESEND_SLOTS, sizeof(struct resend_slot_key),
+				sizeof(struct resend_slot), slot_of, netns_ino) ?:
+	       map_delete_where(ISN_MAP_RESEND_QUEUES, sizeof(__u64),
+				sizeof(struct resend_queues), queues_of, netns_ino);
+}
+
 void remove_state(void)
 {
 	/* Userspace's own pins beside the maps the programs share. */
@@ -489,4 +564,54 @@ int state_lock(const char *cmd)
 		return -1;
 	}
 	return fd;
+}
+
+/* One run of isnguard_sweeper: 0, or -errno with *step the bpf_timer call that failed. */
+static int run_sweeper_start(struct isnguard *skel, unsigned int *step)
+{
+	unsigned char frame[64] = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = sizeof(frame),
+		    .repeat = 1);
+
+	*step = 0;
+	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.isnguard_sweeper), &opts))
+		return -errno;
+	*step = opts.retval >> 16;
+	return -(int)(opts.retval & 0xffff);
+}
+
+/*
+ * Arms the sweeper's timer. A failure is said with the bpf_timer call and
+ * its error; one that a second run 10 ms later does not repeat (a rare
+ * one, not reproduced in a stress loop of attaches in fresh namespaces)
+ * leaves a warning with the first error, and the attach goes on.
+ */
+int state_start_sweeper(struct isnguard *skel, const char *ifname)
+{
+	static const char *const steps[] = {
+		[0] = "BPF_PROG_TEST_RUN",
+		[SWEEPER_START_NO_MAP] = "no isn_sweeper entry",
+		[SWEEPER_START_INIT] = "bpf_timer_init",
+		[SWEEPER_START_CALLBACK] = "bpf_timer_set_callback",
+		[SWEEPER_START_TIMER] = "bpf_timer_start",
+	};
+	const struct timespec pause = { .tv_nsec = 10 * 1000 * 1000 };
+	unsigned int step, again_step;
+	int err = run_sweeper_start(skel, &step), again;
+	const char *what;
+
+	if (!err)
+		return 0;
+	what = step < sizeof(steps) / sizeof(steps[0]) && steps[step] ? steps[step] : "?";
+	nanosleep(&pause, NULL);
+	again = run_sweeper_start(skel, &again_step);
+	if (!again) {
+		fprintf(stderr, "%s: warning: attach %s: the flow sweeper's timer started at the "
+			"second try; the first failed in %s: %s\n", PROG_NAME, ifname, what,
+			strerror(-err));
+		return 0;
+	}
+	cli_error("attach %s: start the flow sweeper's timer: %s: %s", ifname, what,
+		  strerror(-err));
+	return err;
 }

@@ -18,7 +18,7 @@ struct link_info;
 struct isnguard;
 
 /* How many maps isnguard pins (state.c's pinned_maps). */
-#define STATE_MAP_COUNT 21
+#define STATE_MAP_COUNT 23
 
 /*
  * Pinned maps of another layout: state kept (`detach --keep-state`) by
@@ -26,8 +26,10 @@ struct isnguard;
  * it makes anew, and their pins are replaced once it has loaded: the
  * sweeper's map and queues, all four together (a new sweeper gives the
  * kept flows their slots, bpf/sweeper.h), and the counters when this build
- * has more (their counts added; the ones appended since start at 0), but
- * not while an interface still runs the other build; flow tables of the
+ * has more (their counts added; the ones appended since start at 0), and
+ * the resend records (flows opening for a few seconds: their resends are
+ * lost, not their connections), but not while an interface still runs the
+ * other build; flow tables of the
  * 64-byte layout are copied into new ones, with a new sweeper (state.c).
  * Flow tables of any other layout, key, config or SYN-proxy settings of
  * another layout are refused with a line naming the map: their entries
@@ -58,6 +60,13 @@ int copy_kept_maps(struct isnguard *skel, const struct kept_maps *km);
 int pin_new_maps(struct isnguard *skel, struct kept_maps *km);
 /* Every pin of the state, and its directory. */
 void remove_state(void);
+/*
+ * A network namespace's resend state (bpf/resend.h): its records, queue
+ * slots and queues, once its last attachment goes: its tick is gone with
+ * it, and the queues are bounded by namespaces (SYNPROXY_RESEND_NETNS_MAX).
+ * 0 or -errno.
+ */
+int resend_state_forget(uint64_t netns_ino);
 
 /* --- user/links.c --- */
 /* Forgets ifindex and stale records in isn_links: how many attachments remain, or -errno. */
@@ -81,6 +90,13 @@ bool link_build_is(int ifindex, const unsigned char *build_id);
 int link_index_by_name(const char *ifname);
 
 /* --- user/state.c --- */
+/*
+ * Starts the flow sweeper's timer (bpf/sweeper.h), or hands a running one
+ * to this load's program: isnguard_sweeper, run once. Before any flow is
+ * made: a flow needs a slot of the sweeper's queues, which it sizes. 0, or
+ * -errno after a line naming the bpf_timer call that failed.
+ */
+int state_start_sweeper(struct isnguard *skel, const char *ifname);
 /* One attach or detach at a time: the lock's fd, or -1 after the error line. */
 int state_lock(const char *cmd);
 

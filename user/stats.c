@@ -13,13 +13,8 @@
 #include "cli.h"
 #include "commands.h"
 #include "json_writer.h"
-#include "maps.h"
+#include "counters.h"
 #include "pinned.h"
-#include "policy.h"
-
-#define STAT_NAME(name, text) [name] = text,
-static const char *const stat_names[STAT_COUNT] = { ISNGUARD_STATS(STAT_NAME) };
-#undef STAT_NAME
 
 /* Bounds of --watch: fast enough for a test, slow enough to stay readable. */
 #define WATCH_MIN_S 0.1
@@ -29,26 +24,8 @@ static const char *const stat_names[STAT_COUNT] = { ISNGUARD_STATS(STAT_NAME) };
 struct stats_params {
 	bool json;
 	bool watch;
+	bool all;
 	double interval_s;
-};
-
-/* The maps a sample reads, opened once. */
-struct stats_source {
-	int stats_fd;
-	struct flow_tables flows;
-	__u32 flows_max;
-	int ncpus;
-	__u64 *per_cpu;		/* one lookup's worth: ncpus values of 8 bytes */
-};
-
-struct stats_sample {
-	__u64 counters[STAT_COUNT];
-	__u64 flows_present;
-	__u64 flows_max;
-	__u64 buckets_held;	/* the SYN policy's source buckets (isn_syn_buckets) */
-	__u64 buckets_spending;	/* of them, not full */
-	__u64 buckets_max;
-	double taken_s;		/* CLOCK_MONOTONIC */
 };
 
 static bool is_number(const char *text, double *value)
@@ -88,6 +65,7 @@ static const struct cli_option stats_options[] = {
 	CLI_JSON_ROW(&stats_prm.json, "print one JSON object (one per line with --watch)"),
 	CLI_OPT_CUSTOM("watch", optional_argument, 'w', "[SECONDS]", &stats_prm, watch_option,
 		       "print again every SECONDS (default 1) with per-second deltas, until Ctrl-C"),
+	CLI_OPT_FLAG("all", 'a', &stats_prm.all, "show the counters at 0 too (JSON always has them)"),
 	CLI_HELP_ROW,
 	{ 0 },
 };
@@ -111,131 +89,12 @@ static double monotonic_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void stats_source_close(struct stats_source *src)
-{
-	if (src->stats_fd >= 0)
-		close(src->stats_fd);
-	flow_tables_close(&src->flows);
-	free(src->per_cpu);
-}
-
-/* --max-flows from the config, else fallback (the connections' table's size). */
-static __u32 configured_max_flows(__u32 fallback)
-{
-	int fd = pinned_map_open(ISN_MAP_CONFIG);
-	struct isn_config cfg;
-	__u32 zero = 0, max_flows = fallback;
-
-	if (fd < 0)
-		return fallback;
-	if (!bpf_map_lookup_elem(fd, &zero, &cfg) && cfg.max_flows)
-		max_flows = cfg.max_flows;
-	close(fd);
-	return max_flows;
-}
-
-static int stats_source_open(struct stats_source *src)
-{
-	int err;
-
-	*src = (struct stats_source){ .stats_fd = -1, .flows = { .fd = { -1, -1 } } };
-	src->stats_fd = map_open_checked("stats", &isn_stats_layout, NULL);
-	if (src->stats_fd < 0)
-		return src->stats_fd;
-	err = flow_tables_open("stats", &src->flows);
-	if (err)
-		return err;
-	src->flows_max = configured_max_flows(src->flows.max_entries[0]);
-	src->ncpus = libbpf_num_possible_cpus();
-	if (src->ncpus < 0) {
-		cli_error("stats: count possible CPUs: %s", strerror(-src->ncpus));
-		return src->ncpus;
-	}
-	/* Per-CPU values come as ncpus slots of round_up(value_size, 8) = 8 bytes. */
-	src->per_cpu = calloc((size_t)src->ncpus, sizeof(__u64));
-	if (!src->per_cpu) {
-		cli_error("stats: %s", strerror(ENOMEM));
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static int read_counter(const struct stats_source *src, __u32 index, __u64 *total)
-{
-	if (bpf_map_lookup_elem(src->stats_fd, &index, src->per_cpu))
-		return -errno;
-	*total = 0;
-	for (int cpu = 0; cpu < src->ncpus; cpu++)
-		*total += src->per_cpu[cpu];
-	return 0;
-}
-
-static int read_sample(const struct stats_source *src, struct stats_sample *s)
-{
-	uint32_t max_buckets;
-	size_t present, spending;
-	int err;
-
-	s->taken_s = monotonic_s();
-	for (__u32 i = 0; i < STAT_COUNT; i++) {
-		err = read_counter(src, i, &s->counters[i]);
-		if (err) {
-			cli_error("stats: read %s: %s", stat_names[i], strerror(-err));
-			return err;
-		}
-	}
-	err = flow_tables_count(&src->flows, &present);
-	if (err) {
-		cli_error("stats: count the flow tables: %s", strerror(-err));
-		return err;
-	}
-	s->flows_present = present;
-	s->flows_max = src->flows_max;
-	/* The source buckets in use, where the state has them (a build's before it: none). */
-	err = policy_bucket_fill(&present, &spending, &max_buckets);
-	if (err && err != -ENOENT) {
-		cli_error("stats: count %s: %s", ISN_MAP_SYN_BUCKETS, strerror(-err));
-		return err;
-	}
-	s->buckets_held = err ? 0 : present;
-	s->buckets_spending = err ? 0 : spending;
-	s->buckets_max = err ? 0 : max_buckets;
-	return 0;
-}
-
-/*
- * The LRU flow table evicts its least recently used entry without telling
- * anyone when a new flow needs room, so no counter can see it. A flow that
- * was created, has not expired by its timer nor been removed by the
- * datapath (a TCP-MD5/AO SYN on its tuple), and is no longer present, was
- * evicted. The counters and the table are read a moment apart, so this is an
- * estimate and is clamped at 0.
- */
-static __u64 flows_evicted(const struct stats_sample *s)
-{
-	__u64 gone_without_eviction = s->counters[STAT_FLOW_EXPIRED] +
-				      s->counters[STAT_FLOW_REMOVED] + s->flows_present;
-	__u64 created = s->counters[STAT_FLOW_CREATED];
-
-	return created > gone_without_eviction ? created - gone_without_eviction : 0;
-}
-
 /* Counters only grow; a smaller value means a reset, which counts as no change. */
 static __u64 counter_delta(const struct stats_sample *now, const struct stats_sample *prev,
 			   enum isn_stat stat)
 {
 	return now->counters[stat] >= prev->counters[stat] ?
 	       now->counters[stat] - prev->counters[stat] : 0;
-}
-
-static int name_width(void)
-{
-	size_t width = strlen("flows_present");
-
-	for (int i = 0; i < STAT_COUNT; i++)
-		if (strlen(stat_names[i]) > width)
-			width = strlen(stat_names[i]);
-	return (int)width;
 }
 
 static int digits(__u64 value)
@@ -249,68 +108,148 @@ static int digits(__u64 value)
 	return n;
 }
 
-/* Right-aligned values keep the delta column of --watch straight. */
-static int value_width(const struct stats_sample *s)
-{
-	int width = digits(s->flows_max);
+/*
+ * The derived values a section ends with, always shown: the flow table's,
+ * and the source policy's bucket table where the state has one.
+ */
+struct derived_value {
+	enum counter_section section;
+	const char *name;
+	__u64 value;
+};
 
-	for (int i = 0; i < STAT_COUNT; i++)
-		if (digits(s->counters[i]) > width)
-			width = digits(s->counters[i]);
-	return width;
+#define DERIVED_MAX 6
+
+static int derived_values(const struct stats_sample *s, struct derived_value out[DERIVED_MAX])
+{
+	int n = 0;
+
+	out[n++] = (struct derived_value){ SECTION_FLOWS, "flows_present", s->flows_present };
+	out[n++] = (struct derived_value){ SECTION_FLOWS, "flows_max", s->flows_max };
+	out[n++] = (struct derived_value){ SECTION_FLOWS, "flow_evicted", stats_flows_evicted(s) };
+	if (!s->buckets_max)
+		return n;
+	out[n++] = (struct derived_value){ SECTION_SYN_POLICY, "source_buckets", s->buckets_held };
+	out[n++] = (struct derived_value){ SECTION_SYN_POLICY, "source_buckets_spending",
+					   s->buckets_spending };
+	out[n++] = (struct derived_value){ SECTION_SYN_POLICY, "source_buckets_max",
+					   s->buckets_max };
+	return n;
 }
 
-/* prev is NULL for the first sample, which has nothing to take deltas against. */
-static void print_sample_text(const struct stats_sample *now, const struct stats_sample *prev)
+static bool shown(const struct stats_params *prm, const struct counter_desc *d,
+		  const struct stats_sample *s)
+{
+	return d->section != SECTION_RETIRED && (prm->all || s->counters[d->stat]);
+}
+
+/* RFC 3339 in UTC, to the millisecond: "2026-06-05T10:11:12.345Z". */
+static void format_time(double wall_s, char *buf, size_t len)
+{
+	time_t whole = (time_t)wall_s;
+	unsigned int ms = (unsigned int)((wall_s - (double)whole) * 1000) % 1000;
+	struct tm tm;
+	char date[24];
+
+	gmtime_r(&whole, &tm);
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%.19s.%03uZ", date, ms);
+}
+
+/*
+ * One block: a section's title, then its counters indented, names and
+ * right-aligned values in columns that keep the delta column of --watch
+ * straight. prev is NULL for the first sample, which has nothing to take
+ * deltas against; with_time heads the block with its timestamp (--watch).
+ */
+static void print_sample_text(const struct stats_params *prm, const struct stats_sample *now,
+			      const struct stats_sample *prev, bool with_time)
 {
 	double interval_s = prev ? now->taken_s - prev->taken_s : 0;
-	int nw = name_width(), vw = value_width(now);
+	struct derived_value derived[DERIVED_MAX];
+	int nw = 0, vw = 0, hidden = 0, nderived = derived_values(now, derived);
+	char when[40];
 
+	for (int i = 0; i < nderived; i++) {
+		nw = nw > (int)strlen(derived[i].name) ? nw : (int)strlen(derived[i].name);
+		vw = vw > digits(derived[i].value) ? vw : digits(derived[i].value);
+	}
 	for (int i = 0; i < STAT_COUNT; i++) {
-		printf("%-*s  %*llu", nw, stat_names[i], vw, (unsigned long long)now->counters[i]);
-		if (prev && interval_s > 0)
-			printf("  (+%.0f/s)", (double)counter_delta(now, prev, i) / interval_s);
-		putchar('\n');
+		const struct counter_desc *d = &counter_descs[i];
+
+		if (!shown(prm, d, now)) {
+			hidden += d->section != SECTION_RETIRED;
+			continue;
+		}
+		nw = nw > (int)strlen(counter_name(d->stat)) ? nw : (int)strlen(counter_name(d->stat));
+		vw = vw > digits(now->counters[d->stat]) ? vw : digits(now->counters[d->stat]);
 	}
-	printf("%-*s  %*llu\n", nw, "flows_present", vw, (unsigned long long)now->flows_present);
-	printf("%-*s  %*llu\n", nw, "flows_max", vw, (unsigned long long)now->flows_max);
-	printf("%-*s  %*llu\n", nw, "flow_evicted", vw, (unsigned long long)flows_evicted(now));
-	if (now->buckets_max) {		/* a state with the SYN policy's buckets */
-		printf("%-*s  %*llu\n", nw, "source_buckets", vw,
-		       (unsigned long long)now->buckets_held);
-		printf("%-*s  %*llu\n", nw, "source_buckets_spending", vw,
-		       (unsigned long long)now->buckets_spending);
-		printf("%-*s  %*llu\n", nw, "source_buckets_max", vw,
-		       (unsigned long long)now->buckets_max);
+	if (with_time) {
+		format_time(now->wall_s, when, sizeof(when));
+		printf("== %s\n", when);
 	}
+	for (int sec = SECTION_RETIRED + 1; sec < SECTION_COUNT; sec++) {
+		bool titled = false;
+
+		for (int i = 0; i < STAT_COUNT; i++) {
+			const struct counter_desc *d = &counter_descs[i];
+
+			if (d->section != (enum counter_section)sec || !shown(prm, d, now))
+				continue;
+			if (!titled)
+				printf("%s\n", counter_section_title(d->section));
+			titled = true;
+			printf("  %-*s  %*llu", nw, counter_name(d->stat), vw,
+			       (unsigned long long)now->counters[d->stat]);
+			if (prev && interval_s > 0)
+				printf("  (+%.0f/s)",
+				       (double)counter_delta(now, prev, d->stat) / interval_s);
+			putchar('\n');
+		}
+		for (int i = 0; i < nderived; i++) {
+			if (derived[i].section != (enum counter_section)sec)
+				continue;
+			if (!titled)
+				printf("%s\n", counter_section_title(derived[i].section));
+			titled = true;
+			printf("  %-*s  %*llu\n", nw, derived[i].name, vw,
+			       (unsigned long long)derived[i].value);
+		}
+	}
+	if (hidden)
+		printf("(%d counters at 0 not shown: --all shows them)\n", hidden);
 	fflush(stdout);
 }
 
+/* JSON has every counter, 0 or not, so a reader never tells a 0 from a missing key. */
 static void print_sample_json(const struct stats_sample *now, const struct stats_sample *prev)
 {
+	struct derived_value derived[DERIVED_MAX];
+	int nderived = derived_values(now, derived);
 	struct json_writer jw;
+	char when[40];
 
+	format_time(now->wall_s, when, sizeof(when));
 	jw_init(&jw, stdout);
 	jw_start_object(&jw);
+	jw_string_field(&jw, "time", when);
 	jw_name(&jw, "counters");
 	jw_start_object(&jw);
 	for (int i = 0; i < STAT_COUNT; i++)
-		jw_uint_field(&jw, stat_names[i], now->counters[i]);
+		if (counter_descs[i].section != SECTION_RETIRED)
+			jw_uint_field(&jw, counter_name(counter_descs[i].stat),
+				      now->counters[counter_descs[i].stat]);
 	jw_end_object(&jw);
-	jw_uint_field(&jw, "flows_present", now->flows_present);
-	jw_uint_field(&jw, "flows_max", now->flows_max);
-	jw_uint_field(&jw, "flow_evicted", flows_evicted(now));
-	if (now->buckets_max) {
-		jw_uint_field(&jw, "source_buckets", now->buckets_held);
-		jw_uint_field(&jw, "source_buckets_spending", now->buckets_spending);
-		jw_uint_field(&jw, "source_buckets_max", now->buckets_max);
-	}
+	for (int i = 0; i < nderived; i++)
+		jw_uint_field(&jw, derived[i].name, derived[i].value);
 	if (prev) {
 		jw_double_field(&jw, "interval_s", now->taken_s - prev->taken_s, 3);
 		jw_name(&jw, "deltas");
 		jw_start_object(&jw);
 		for (int i = 0; i < STAT_COUNT; i++)
-			jw_uint_field(&jw, stat_names[i], counter_delta(now, prev, i));
+			if (counter_descs[i].section != SECTION_RETIRED)
+				jw_uint_field(&jw, counter_name(counter_descs[i].stat),
+					      counter_delta(now, prev, counter_descs[i].stat));
 		jw_end_object(&jw);
 	}
 	jw_end_object(&jw);
@@ -323,7 +262,7 @@ static void print_sample(const struct stats_params *prm, const struct stats_samp
 	if (prm->json)
 		print_sample_json(now, prev);
 	else
-		print_sample_text(now, prev);
+		print_sample_text(prm, now, prev, prm->watch);
 }
 
 /*
@@ -373,14 +312,14 @@ static int watch_stats(const struct stats_params *prm, const struct stats_source
 	sigaddset(&stop, SIGTERM);
 	sigprocmask(SIG_BLOCK, &stop, NULL);
 
-	if (read_sample(src, prev))
+	if (stats_read_sample("stats", src, prev))
 		return EXIT_RUNTIME;
 	print_sample(prm, prev, NULL);
 	for (;;) {
 		deadline_s = next_deadline(deadline_s, prm->interval_s);
 		if (wait_for_stop(&stop, deadline_s))
 			return 0;
-		if (read_sample(src, now))
+		if (stats_read_sample("stats", src, now))
 			return EXIT_RUNTIME;
 		if (!prm->json)
 			putchar('\n');
@@ -397,7 +336,7 @@ static int show_stats(const struct stats_params *prm, const struct stats_source 
 
 	if (prm->watch)
 		return watch_stats(prm, src);
-	if (read_sample(src, &sample))
+	if (stats_read_sample("stats", src, &sample))
 		return EXIT_RUNTIME;
 	print_sample(prm, &sample, NULL);
 	return 0;
@@ -408,9 +347,12 @@ int do_stats(int argc, char **argv)
 	struct cli_parser p = {
 		.cmd = "stats",
 		.args = "",
-		.summary = "Print the datapath counters, summed over CPUs, and the flow table's fill:\n"
+		.summary = "Print the datapath counters, summed over CPUs, by section (passed untouched,\n"
+			   "rewriting, flow table, SYN proxy, its local and translate paths,\n"
+			   "sweeper), those at 0 left out unless --all; and the flow table's fill:\n"
 			   "flows_present, flows_max, and flow_evicted (flows the full LRU table\n"
-			   "dropped: created - expired - present).",
+			   "dropped: created - expired - removed - present). With --watch each\n"
+			   "block starts with its time (UTC); each JSON object has \"time\".",
 		.options = stats_options,
 	};
 	struct stats_params *prm = &stats_prm;
@@ -423,7 +365,7 @@ int do_stats(int argc, char **argv)
 		return err == CLI_HELP_SHOWN ? 0 : err;
 	if (require_root(p.cmd))
 		return EXIT_RUNTIME;
-	if (stats_source_open(&src)) {
+	if (stats_source_open("stats", &src)) {
 		stats_source_close(&src);
 		return EXIT_RUNTIME;
 	}

@@ -388,8 +388,12 @@ void synproxy_print(const struct synproxy_config *cfg, const uint64_t *ports,
 		printf(", on above %u SYN/s per port, off below %u", cfg->syn_threshold,
 		       cfg->syn_threshold / 2);
 	printf("\n          path %s: %s", synproxy_path_name(cfg->path), synproxy_path_says(cfg));
-	printf("\n          ACKs failing the cookie check: up to %u/s to the stack (its RST), "
-	       "the rest dropped", cfg->invalid_ack_rate);
+	if (cfg->invalid_ack_rate)
+		printf("\n          ACKs failing the cookie check on a closed connection's tuple: "
+		       "%u each, then up to %u/s, to the stack (its RST), the rest dropped",
+		       SYNPROXY_LATE_ACKS, cfg->invalid_ack_rate);
+	else
+		printf("\n          ACKs failing the cookie check: all dropped");
 	printf("\n          SYN-ACK: window %u (the translate path's: 0, until the server's), "
 	       "wscale %u, offers", cfg->window, cfg->rcv_wscale);
 	for (size_t i = 0; i < sizeof(offers) / sizeof(offers[0]); i++)
@@ -444,7 +448,8 @@ static const struct cli_option synproxy_options[] = {
 	CLI_OPT_U32("invalid-ack-rate", 'r', "N", &synproxy_prm.invalid_ack_rate, 0,
 		    SYNPROXY_MAX_INVALID_ACK_RATE,
 		    "ACKs per second failing the cookie check handed to the host's stack for its "
-		    "RST; the rest are dropped (default 10000; 0 drops all)",
+		    "RST, beyond the first 4 on each closed connection's tuple, which always go; "
+		    "the rest are dropped (default 10000; 0 drops all)",
 		    .given = &synproxy_prm.invalid_ack_rate_given),
 	CLI_OPT_CHOICE("path", 'p', "PATH", &synproxy_path_choice, "path", synproxy_paths,
 		       "auto (default), local or translate: where valid cookie ACKs go",

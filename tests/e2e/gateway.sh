@@ -611,6 +611,52 @@ test_gateway_synproxy_silent_server_client_reset() {
 	assert_eq "$(isng_counter proxy_syn_to_server)" 1 "proxy_syn_to_server (the client resent nothing)"
 }
 
+# More connections at once than a run of the tick takes
+# (SYNPROXY_RESEND_BATCH, 128), all to a server whose SYNs A drops: the
+# first tick past their first second resends every one, its runs handing
+# over to each other through the tick device's ingress
+# (resend_runs_chained), not a few dozen a second. Counted from when the
+# last connection was up to 2.5 s after: a second for the resend to come
+# due, a second of ticks, and margin, but not the 3 s of the next resend.
+# needs the translate path
+test_gateway_synproxy_many_silent_servers_resent_on_time() {
+	local n=400 up resent=0 i
+	gw_sp sp_setup
+	gw_drop_syns_from_b all
+	bg_start server "$NS_A" python3 -c "
+import socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('$A4', $SP_PORT)); s.listen(8); time.sleep(60)"
+	wait_listen "$NS_A" "$SP_PORT"
+	bg_start clients "$NS_B" python3 -c "
+import select, socket, time
+socks = []
+for i in range($n):
+    s = socket.socket(); s.setblocking(False); s.connect_ex(('$A4', $SP_PORT)); socks.append(s)
+pending, deadline = set(socks), time.time() + 5
+while pending and time.time() < deadline:
+    _, ready, _ = select.select([], list(pending), [], 0.5)
+    pending -= set(ready)
+print(len(socks) - len(pending), flush=True)
+time.sleep(60)"
+	for ((i = 0; i < 100; i++)); do
+		up=$(head -n 1 "$E2E_WORK/clients.out" 2>/dev/null)
+		[ -n "$up" ] && break
+		sleep 0.1
+	done
+	assert_eq "$up" "$n" "B's connections up (the cookie handshake)"
+	for ((i = 0; i < 25; i++)); do
+		sleep 0.1
+		resent=$(isng_counter proxy_syn_resent)
+		[ "$resent" -ge "$n" ] && break
+	done
+	log "resent $resent after $(((i + 1) * 100)) ms; runs $(isng_counter resend_runs)," \
+		"handed over $(isng_counter resend_runs_chained), over 1 ms $(isng_counter resend_runs_over_1ms)"
+	assert_eq "$resent" "$n" "proxy_syn_resent within 2.5 s of the last connection"
+	assert_eq "$(gw_syns_dropped)" "$((2 * n))" "SYNs A dropped (the first and one resend each)"
+	assert_gt "$(isng_counter resend_runs_chained)" 0 "runs that handed over to the next (resend_runs_chained)"
+}
+
 # The same under --ingress tc: the resent SYN, coming in at m1 again,
 # passes tc ingress untouched (proxy_own_ack_passed) and is not held.
 # needs the translate path

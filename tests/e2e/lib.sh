@@ -397,7 +397,7 @@ isng_log_counters() {
 	local counters
 	is_baseline && return 0
 	counters=$(isng stats --json 2>/dev/null | tr -d ' \n{}"' | tr ',' '\n' |
-		sed 's/^counters://' | grep -v ':0$' | tr '\n' ' ')
+		sed 's/^counters://' | grep -v -e ':0$' -e '^time:' | tr '\n' ' ')
 	[ -n "$counters" ] && log "counters: $counters"
 	return 0
 }

@@ -190,6 +190,40 @@ test_nginx_synproxy_local_client_without_timestamps_sack_wscale_ipv4() {
 	check_nginx_synproxy_local 4 bare
 }
 
+# nginx behind the local path with A's TIME_WAIT table full
+# (tcp_max_tw_buckets 256, as busy web servers overflow it): a connection
+# nginx closed first is gone from A as soon as B acknowledges nginx's FIN
+# (TCPTimeWaitOverflow), and when B's own FIN comes after that ACK, only
+# A's RST to it ends B's LAST-ACK. B acknowledges at once (its route to A
+# has quickack), so nearly every connection's FIN comes so, a few thousand
+# a second. Each fails the cookie check on the tuple of a closed connection
+# isnguard still holds, and goes to A's stack: so many per connection, not
+# as many a second as --invalid-ack-rate, here 100 to stand for a server
+# that closes more connections a second than the rate. 1 s after wrk, B
+# has no socket left in LAST-ACK.
+test_nginx_synproxy_local_late_fins_past_a_full_time_wait_table() {
+	local req left overflow
+	sp_setup --synproxy-path local --invalid-ack-rate 100
+	in_ns "$NS_A" sysctl -qw net.ipv4.tcp_max_tw_buckets=256
+	in_ns "$NS_B" sysctl -qw net.ipv4.ip_local_port_range="1024 65535"
+	ip -n "$NS_B" route replace 10.200.1.0/24 via "$M4B" quickack 1 || fail "B's route with quickack"
+	nginx_start "$NS_A" "$SP_PORT" "$NGX_CPU_OWN"
+	wrk_run "$NS_B" "$(http_url "$A4" "$SP_PORT")" close "$NGX_WRK_CONNS" "$NGX_WRK_SECONDS" \
+		"$E2E_WORK/wrk.out" || fail "wrk: $(tail -n 1 "$E2E_WORK/wrk.out")"
+	sleep 1
+	left=$(in_ns "$NS_B" ss -Htn state last-ack | wc -l)
+	sed 's/^/# wrk: /' "$E2E_WORK/wrk.out"
+	read -r req _ <<<"$(wrk_figures "$E2E_WORK/wrk.out")"
+	overflow=$(nstat_get "$NS_A" TcpExtTCPTimeWaitOverflow)
+	isng_log_counters
+	assert_gt "$req" 0 "requests wrk completed"
+	assert_gt "${overflow:-0}" 0 "connections A closed without a TIME_WAIT socket (TcpExtTCPTimeWaitOverflow)"
+	assert_eq "$left" 0 "B's sockets in LAST-ACK 1 s after wrk"
+	is_baseline && return 0
+	assert_gt "$(isng_counter cookie_ack_invalid_to_stack)" "$((req / 2))" \
+		"late FINs passed to A's stack (cookie_ack_invalid_to_stack), of $req connections"
+}
+
 # One HTTP/1.1 request from B's local port PORT to nginx on A, the
 # connection then aborted with a RST (SO_LINGER 0), as wrk ends its
 # keep-alive connections. Prints the status and the body's bytes.

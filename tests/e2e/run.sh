@@ -37,6 +37,8 @@ E2E_SELF=$(readlink -f "${BASH_SOURCE[0]}")
 . "$(dirname "$E2E_SELF")/policy.sh"
 # shellcheck source=tests/e2e/docs.sh
 . "$(dirname "$E2E_SELF")/docs.sh"
+# shellcheck source=tests/e2e/metrics.sh
+. "$(dirname "$E2E_SELF")/metrics.sh"
 
 PORT=5001
 CPORT=40001
@@ -436,7 +438,8 @@ test_failed_attach_leaves_nothing() {
 # Kept state (detach --keep-state) made by another isnguard build, as over an
 # upgrade: here the build before issue 17's sweeper queues, whose isn_sweeper
 # was a bare timer (24 bytes), with no queue maps and fewer counters. The
-# attach makes the sweeper's maps anew, copies the counters, and the kept
+# attach makes the sweeper's maps anew, copies the counters (a retired one
+# too, into its slot, where stats no longer shows it), and the kept
 # connection goes on, its flow given a sweep slot (sweep_flows_adopted). A
 # flow table of another layout cannot be read as this build's: refused in
 # one line, nothing attached.
@@ -458,6 +461,9 @@ test_attach_over_kept_state_of_another_layout() {
 	# pass_fragment (counter 2) at 7 on every CPU: nothing in this test adds to it.
 	bpftool map update pinned "$PIN_DIR/isn_stats" key 2 0 0 0 value 7 0 0 0 0 0 0 0 ||
 		fail "bpftool: plant a counter"
+	# cookie_ack_invalid_expired (counter 33), counted by builds of its time, retired since.
+	bpftool map update pinned "$PIN_DIR/isn_stats" key 33 0 0 0 value 5 0 0 0 0 0 0 0 ||
+		fail "bpftool: plant a retired counter"
 	# lo still runs "the other build": its sweeper and counters must not go.
 	isng attach "$IF_A" >"$E2E_WORK/attach.out" 2>&1 || rc=$?
 	out=$(grep -v '^# ' "$E2E_WORK/attach.out")
@@ -468,6 +474,11 @@ test_attach_over_kept_state_of_another_layout() {
 	isng_attach "$IF_A"
 	bg_running client || fail "the transfer ended before the attach was done; it proves nothing: make it longer"
 	assert_eq "$(isng_counter pass_fragment)" $((7 * cpus)) "a kept counter, copied"
+	bpftool map lookup pinned "$PIN_DIR/isn_stats" key 33 0 0 0 | grep -q '"value": 5' ||
+		fail "the retired counter's slot was not copied index for index"
+	isng stats --json --all | grep -q cookie_ack_invalid_expired &&
+		fail "stats shows the retired cookie_ack_invalid_expired"
+	log "ok: a retired counter's kept count copied into its slot, shown by no stats"
 	assert_ge "$(isng_counter sweep_flows_adopted)" 1 "kept flows given a sweep slot"
 	out=$(bpftool map show pinned "$PIN_DIR/isn_sweeper") || fail "bpftool map show isn_sweeper"
 	[[ "$out" =~ "value "([0-9]+) ]] && [ "${BASH_REMATCH[1]}" != 24 ] ||
@@ -557,7 +568,8 @@ if name == "isn_flows":
         "flags": 2 | 4 | 256, "hash": 1, "host_ack": 0x44444444, "host_snd_nxt": 0x55555555,
         "ts_delta": 0x66666666, "peer_tsval": 0x77777777, "peer_window": 0x1234,
         "wscale_host": 1, "wscale_wire": 2, "peer_wscale_wire": 3, "peer_wscale_host": 4,
-        "open_cpu": 1, "created_ns": created, "last_seen_ns": now, "pad": [0] * 40}))
+        "open_cpu": 1, "created_ns": created, "last_seen_ns": now, "late_acks": 0,
+        "pad": [0] * 36}))
 print(name, len(entries), "entries in the 64-byte layout")
 PY
 	done
@@ -726,7 +738,7 @@ test_commands_work_through_ip_netns_exec() {
 	ipn() { ISNGUARD_PIN_DIR=$PIN_DIR ip netns exec "$NS_A" "$ISNGUARD" "$@"; }
 	out=$(ipn attach "$IF_A" --json 2>&1) || fail "attach through ip netns exec: $out"
 	[[ "$out" == *warning* ]] && fail "attach warned: $out"
-	[[ "$out" == '{"attached":"a0","ingress":"xdp-native",'*'"state":"new"}' ]] ||
+	[[ "$out" == '{"attached":"a0","ingress":"xdp-native",'*'"state":"new","replaced":false}' ]] ||
 		fail "attach --json: $out"
 	[ -e "$PIN_DIR/isn_flows" ] || fail "the state is not in the host's bpffs ($PIN_DIR)"
 	ipn status --json | grep -q '"interfaces":\[{"ifname":"a0"' || fail "status through ip netns exec"
@@ -745,9 +757,10 @@ test_commands_work_through_ip_netns_exec() {
 	log "ok: attach, status, stats, key, flows, detach through ip netns exec"
 }
 
-# make install lays out the binary, isnguard(8), the systemd template unit
-# and bash completion; the manual names every command and option the
-# binary's --help does, and systemd accepts the unit.
+# make install lays out the binary, isnguard(8), the systemd units (the
+# template, isnguard.service, isnguard-exporter.service) and bash
+# completion; the manual names every command and option the binary's
+# --help does, and systemd accepts the units.
 test_install_tree() {
 	local prefix cmd opt man missing=
 	prefix=$(mktemp -d /tmp/isng-install.XXXXXX)
@@ -755,8 +768,10 @@ test_install_tree() {
 		>"$E2E_WORK/install.log" 2>&1 ||
 		{ rm -rf "$prefix"; fail "make install: $(tail -n 3 "$E2E_WORK/install.log")"; }
 	for f in sbin/isnguard share/man/man8/isnguard.8 lib/systemd/system/isnguard@.service \
-		lib/systemd/system/isnguard.service etc/isnguard/isnguard.conf \
+		lib/systemd/system/isnguard.service lib/systemd/system/isnguard-exporter.service \
+		etc/isnguard/isnguard.conf \
 		share/bash-completion/completions/isnguard share/doc/isnguard/README.md \
+		share/isnguard/prometheus/isnguard.rules.yml \
 		share/doc/isnguard/docs/operations.md; do
 		[ -f "$prefix/$f" ] || missing+=" $f"
 	done
@@ -774,9 +789,13 @@ test_install_tree() {
 	bash -n "$prefix/share/bash-completion/completions/isnguard" || fail "bash completion: syntax"
 	if command -v systemd-analyze >/dev/null; then
 		systemd-analyze verify --man=no "$prefix/lib/systemd/system/isnguard@.service" \
-			"$prefix/lib/systemd/system/isnguard.service" >"$E2E_WORK/verify.log" 2>&1 ||
+			"$prefix/lib/systemd/system/isnguard.service" \
+			"$prefix/lib/systemd/system/isnguard-exporter.service" >"$E2E_WORK/verify.log" 2>&1 ||
 			{ rm -rf "$prefix"; fail "systemd-analyze verify: $(cat "$E2E_WORK/verify.log")"; }
-		log "ok: systemd-analyze verify isnguard@.service isnguard.service"
+		# verify exits 0 on a key it ignores: a unit with one is as wrong.
+		grep -E "Unknown|Invalid|Failed to parse" "$E2E_WORK/verify.log" &&
+			{ rm -rf "$prefix"; fail "systemd-analyze verify: $(cat "$E2E_WORK/verify.log")"; }
+		log "ok: systemd-analyze verify isnguard@.service isnguard.service isnguard-exporter.service"
 	else
 		log "NOTE: no systemd-analyze here: the unit was installed but not verified"
 	fi
@@ -842,7 +861,7 @@ run_main() {
 	done
 	mapfile -t tests < <(grep -ohE '^test_[a-z0-9_]+\(\)' "$E2E_SELF" "$E2E_DIR/synproxy.sh" \
 		"$E2E_DIR/gateway.sh" "$E2E_DIR/nginx.sh" "$E2E_DIR/operator.sh" "$E2E_DIR/policy.sh" \
-		"$E2E_DIR/docs.sh" |
+		"$E2E_DIR/docs.sh" "$E2E_DIR/metrics.sh" |
 		tr -d '()')
 	for t in "${tests[@]}"; do
 		if [ ${#filters[@]} -eq 0 ]; then

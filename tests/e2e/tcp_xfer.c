@@ -21,7 +21,6 @@
 #include <inttypes.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -33,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/tcp.h>	/* tcpi_bytes_received, which glibc's tcp_info lacks */
 #include <openssl/evp.h>
 
 #define PROG_NAME "tcp_xfer"
@@ -56,6 +56,7 @@ struct params {
 	unsigned int local_port;	/* client: first local port, 0 = any */
 	unsigned int hold_s;		/* client: pause after all connected */
 	uint64_t rate;			/* SO_MAX_PACING_RATE in bytes/s, 0 = none */
+	bool peer_isn;			/* print each connection's peer ISN */
 	long conn_index;		/* expect --conn, -1 = unset */
 	uint64_t expect_bytes;
 };
@@ -74,6 +75,7 @@ struct conn {
 	bool write_shut;
 	bool eof;
 	bool closed;
+	uint32_t peer_isn;	/* the ISN of the peer's SYN or SYN-ACK as it arrived */
 	int pfd;		/* its slot in this round's pollfd array, -1 if none */
 	uint64_t to_send;
 	uint64_t sent;
@@ -269,6 +271,42 @@ static void conn_name(struct conn *c)
 
 /* ---- connections ---- */
 
+/*
+ * The ISN of the peer's SYN or SYN-ACK as it came on the wire, from this
+ * socket's own state: rcv_nxt (which only TCP_REPAIR mode shows, and that
+ * needs CAP_NET_ADMIN) less every sequence number taken in since the SYN
+ * (tcpi_bytes_received: data and FIN), less the SYN's own. A segment that
+ * comes between the reads moves rcv_nxt, and then they are read again.
+ */
+static uint32_t read_peer_isn(const struct conn *c)
+{
+	int on = TCP_REPAIR_ON, off = TCP_REPAIR_OFF_NO_WP, queue = TCP_RECV_QUEUE;
+	struct tcp_info info;
+	uint32_t rcv_nxt, again;
+	socklen_t len;
+
+	if (setsockopt(c->fd, IPPROTO_TCP, TCP_REPAIR, &on, sizeof(on)))
+		die("conn %u: TCP_REPAIR (needs CAP_NET_ADMIN): %s", c->index, strerror(errno));
+	if (setsockopt(c->fd, IPPROTO_TCP, TCP_REPAIR_QUEUE, &queue, sizeof(queue)))
+		die("conn %u: TCP_REPAIR_QUEUE: %s", c->index, strerror(errno));
+	len = sizeof(again);
+	if (getsockopt(c->fd, IPPROTO_TCP, TCP_QUEUE_SEQ, &again, &len))
+		die("conn %u: TCP_QUEUE_SEQ: %s", c->index, strerror(errno));
+	do {
+		rcv_nxt = again;
+		len = sizeof(info);
+		if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &info, &len))
+			die("conn %u: TCP_INFO: %s", c->index, strerror(errno));
+		len = sizeof(again);
+		if (getsockopt(c->fd, IPPROTO_TCP, TCP_QUEUE_SEQ, &again, &len))
+			die("conn %u: TCP_QUEUE_SEQ: %s", c->index, strerror(errno));
+	} while (again != rcv_nxt);
+	/* Off without the window probe TCP_REPAIR_OFF sends: nothing was repaired. */
+	if (setsockopt(c->fd, IPPROTO_TCP, TCP_REPAIR, &off, sizeof(off)))
+		die("conn %u: TCP_REPAIR off: %s", c->index, strerror(errno));
+	return rcv_nxt - (uint32_t)info.tcpi_bytes_received - 1;
+}
+
 static void set_nonblocking(int fd)
 {
 	int flags = fcntl(fd, F_GETFL);
@@ -401,7 +439,10 @@ static void print_results(const struct conn *conns, unsigned int count, const ch
 		const struct conn *c = &conns[i];
 
 		printf("conn %u recv_bytes %" PRIu64 " recv_sha256 %s sent_bytes %" PRIu64
-		       " sent_sha256 %s\n", c->index, c->received, c->recv_hex, c->sent, c->sent_hex);
+		       " sent_sha256 %s", c->index, c->received, c->recv_hex, c->sent, c->sent_hex);
+		if (params.peer_isn)
+			printf(" peer_isn %" PRIu32, c->peer_isn);
+		putchar('\n');
 		sent += c->sent;
 		received += c->received;
 	}
@@ -492,6 +533,8 @@ static int do_server(void)
 			set_pacing(fd);
 			conn_init(c, fd, accepted, params.seed);
 			conn_name(c);
+			if (params.peer_isn)
+				c->peer_isn = read_peer_isn(c);
 			accepted++;
 			/* Nothing to wait for if it sends nothing and the peer already closed. */
 			conn_recv(c);
@@ -588,6 +631,8 @@ static int do_client(void)
 					die("conn %u: connect %s: %s", i, params.connect, strerror(err));
 				c->connected = true;
 				conn_name(c);
+				if (params.peer_isn)
+					c->peer_isn = read_peer_isn(c);
 				if (++connected == params.conns && params.hold_s) {
 					holding = true;
 					hold_until = elapsed_s() + params.hold_s;
@@ -659,11 +704,12 @@ struct mode {
 
 static const struct mode modes[] = {
 	{ "server", do_server,
-	  "--listen ADDR:PORT [--conns N] [--send BYTES] [--seed S] [--rate B/S] [--timeout SEC]",
+	  "--listen ADDR:PORT [--conns N] [--send BYTES] [--seed S] [--rate B/S] [--timeout SEC]\n"
+	  "                 [--peer-isn]",
 	  "accept N connections; read each to EOF, send BYTES of stream S on each" },
 	{ "client", do_client,
 	  "--connect ADDR:PORT [--parallel N] [--send BYTES] [--recv] [--seed S]\n"
-	  "                 [--local-port P] [--hold SEC] [--rate B/S] [--timeout SEC]",
+	  "                 [--local-port P] [--hold SEC] [--rate B/S] [--timeout SEC] [--peer-isn]",
 	  "open N connections at once; send BYTES of stream S, shut down, read to EOF" },
 	{ "expect", do_expect, "--bytes N --seed S (--conn I | --conns N)",
 	  "print the SHA-256 of BYTES of stream S for one or N connections" },
@@ -679,7 +725,7 @@ struct option_help {
 
 enum {
 	OPT_LISTEN = 256, OPT_CONNECT, OPT_CONNS, OPT_PARALLEL, OPT_SEND, OPT_RECV, OPT_SEED,
-	OPT_TIMEOUT, OPT_LOCAL_PORT, OPT_HOLD, OPT_RATE, OPT_CONN, OPT_BYTES, OPT_HELP,
+	OPT_TIMEOUT, OPT_LOCAL_PORT, OPT_HOLD, OPT_RATE, OPT_PEER_ISN, OPT_CONN, OPT_BYTES, OPT_HELP,
 };
 
 static const struct option_help options[] = {
@@ -697,6 +743,8 @@ static const struct option_help options[] = {
 	{ { "hold", required_argument, NULL, OPT_HOLD },
 	  "client: wait SEC seconds once all are connected, before sending" },
 	{ { "rate", required_argument, NULL, OPT_RATE }, "pace each connection to B bytes/s" },
+	{ { "peer-isn", no_argument, NULL, OPT_PEER_ISN },
+	  "add peer_isn N to each conn line: the peer's wire ISN (TCP_REPAIR: CAP_NET_ADMIN)" },
 	{ { "conn", required_argument, NULL, OPT_CONN }, "expect: the connection index" },
 	{ { "bytes", required_argument, NULL, OPT_BYTES }, "expect: stream length" },
 	{ { "help", no_argument, NULL, OPT_HELP }, "show this help" },
@@ -713,7 +761,8 @@ static int do_help(void)
 	for (const struct option_help *o = options; o->opt.name; o++)
 		printf("  --%-12s %s\n", o->opt.name, o->help);
 	printf("\nEach connection prints: conn I recv_bytes N recv_sha256 HEX sent_bytes N"
-	       " sent_sha256 HEX\nStream S of connection I: AES-128-CTR keystream, IV 0, key ="
+	       " sent_sha256 HEX [peer_isn N]\n"
+	       "Stream S of connection I: AES-128-CTR keystream, IV 0, key ="
 	       " SHA-256(\"tcp_xfer seed=S conn=I\")[0:16].\n");
 	return 0;
 }
@@ -771,6 +820,7 @@ static void parse_options(int argc, char **argv)
 			break;
 		case OPT_HOLD: params.hold_s = (unsigned int)parse_number(optarg, "--hold", 3600); break;
 		case OPT_RATE: params.rate = parse_number(optarg, "--rate", UINT32_MAX); break;
+		case OPT_PEER_ISN: params.peer_isn = true; break;
 		case OPT_CONN: params.conn_index = (long)parse_number(optarg, "--conn", MAX_CONNS); break;
 		case OPT_BYTES: params.expect_bytes = parse_number(optarg, "--bytes", UINT64_MAX); break;
 		case OPT_HELP: do_help(); exit(0);

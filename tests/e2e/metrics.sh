@@ -1,0 +1,285 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# shellcheck shell=bash
+#
+# End-to-end tests of isnguard for Prometheus, sourced by run.sh (same
+# topology, same helpers): the exporter's /metrics against `stats --json`
+# through docs/operations.md's mapping, promtool on real scrapes and on
+# contrib/prometheus's rules, and Debian's Prometheus server scraping the
+# exporter every second through traffic and a bounded SYN flood. The
+# exporter and Prometheus listen on 127.0.0.1 in A's namespace; topo_down
+# (the EXIT trap) stops both with the namespace's other processes.
+
+EXPORTER_PORT=10946	# the exporter's default port (user/exporter.h)
+PROM_PORT=9090
+
+require_prometheus_tools() {
+	require_cmd promtool curl jq
+}
+
+# The exporter in A's namespace on 127.0.0.1:$EXPORTER_PORT, through nsenter
+# so it finds the state on our mount namespace's bpffs.
+exporter_start() {
+	ISNGUARD_PIN_DIR=$PIN_DIR nsenter --net="/run/netns/$NS_A" -- "$ISNGUARD" exporter \
+		--listen "127.0.0.1:$EXPORTER_PORT" >"$E2E_WORK/exporter.out" 2>"$E2E_WORK/exporter.err" &
+	BG_PIDS[exporter]=$!
+	wait_listen "$NS_A" "$EXPORTER_PORT"
+	log "exporter: $(cat "$E2E_WORK/exporter.err")"
+}
+
+scrape() { # FILE
+	in_ns "$NS_A" curl -sf --max-time 10 "http://127.0.0.1:$EXPORTER_PORT/metrics" >"$1" ||
+		fail "GET /metrics from the exporter"
+}
+
+# promtool check metrics on FILE: no error and no lint problem.
+assert_promtool_metrics() { # FILE
+	local out rc=0
+	out=$(promtool check metrics <"$1" 2>&1) || rc=$?
+	[ "$rc" = 0 ] && [ -z "$out" ] || fail "promtool check metrics (exit $rc): $out"
+	log "ok: promtool check metrics on a scrape of $(grep -c '^isnguard_' "$1") series: exit 0, nothing to say"
+}
+
+# "counter series" for each row of docs/operations.md's counter tables:
+# the counter (or derived value) `stats --json` shows, and its metric.
+doc_metric_map() {
+	awk -F'|' '/^## / { on = ($0 == "## Counters") } on && /^\| `[a-z0-9_]+` \|/ {
+		c = $2; m = $4; gsub(/[ `]/, "", c); gsub(/[ `]/, "", m); print c, m }' \
+		"$E2E_ROOT/docs/operations.md"
+}
+
+# A series' value in a scrape; for a family in seconds, the nanoseconds it says.
+series_value() { # SCRAPE SERIES
+	local v
+	v=$(awk -v s="$2" '$1 == s { print $2 }' "$1")
+	[ -n "$v" ] || return 0
+	if [[ $2 == *_seconds_total* ]]; then
+		[[ $v =~ ^([0-9]+)\.([0-9]{9})$ ]] || fail "$2: '$v' is not seconds to the ns"
+		v=$((10#${BASH_REMATCH[1]} * 1000000000 + 10#${BASH_REMATCH[2]}))
+	fi
+	echo "$v"
+}
+
+# Every counter and derived value of stats --json (read BEFORE and AFTER the
+# scrape) has a row in the docs' mapping, its series is in the scrape with
+# a value between the two reads, and every counter series of the scrape is
+# some row's.
+assert_scrape_matches_stats() { # BEFORE AFTER SCRAPE
+	local before=$1 after=$2 scrape=$3 name series v b a lo hi missing='' checked=0
+	local -A series_of=() counter_of=()
+	while read -r name series; do
+		series_of[$name]=$series
+		counter_of[$series]=$name
+	done < <(doc_metric_map)
+	for name in $(jq -r '.counters | keys[]' "$before") \
+		$(jq -r 'keys[] | select(. != "time" and . != "counters")' "$before"); do
+		series=${series_of[$name]:-}
+		if [ -z "$series" ]; then
+			missing+=" $name(no row in docs/operations.md)"
+			continue
+		fi
+		v=$(series_value "$scrape" "$series")
+		if [ -z "$v" ]; then
+			missing+=" $name($series not in the scrape)"
+			continue
+		fi
+		b=$(jq -r --arg n "$name" '.counters[$n] // .[$n]' "$before")
+		a=$(jq -r --arg n "$name" '.counters[$n] // .[$n]' "$after")
+		lo=$((b < a ? b : a)) hi=$((b < a ? a : b))
+		((v >= lo && v <= hi)) || fail "$name: $series is $v, stats --json said $b before the scrape and $a after"
+		checked=$((checked + 1))
+	done
+	[ -z "$missing" ] || fail "stats --json shows what /metrics does not:$missing"
+	log "ok: $checked values of stats --json each equal their series in /metrics (docs/operations.md's mapping)"
+	while read -r series _; do
+		[ -n "${counter_of[$series]:-}" ] || missing+=" $series"
+	done < <(grep -E '^isnguard_[a-z_]+_total[{ ]' "$scrape")
+	[ -z "$missing" ] || fail "counter series in /metrics that docs/operations.md maps no counter to:$missing"
+	log "ok: every counter series of /metrics is a counter of docs/operations.md's tables"
+}
+
+# Every slot of the state's isn_stats set to a value of its own on every
+# CPU, (index + 1) * 1000 + 7: a series that holds another counter's value
+# cannot then fall between that counter's two reads.
+plant_distinct_counters() {
+	local count i v
+	require_cmd bpftool
+	count=$(grep -cE 'X\(STAT_[A-Z0-9_]+,' "$E2E_ROOT/include/isnguard.h")
+	for ((i = 0; i < count; i++)); do
+		v=$(((i + 1) * 1000 + 7))
+		bpftool map update pinned "$PIN_DIR/isn_stats" key $((i & 255)) $((i >> 8)) 0 0 \
+			value $((v & 255)) $((v >> 8 & 255)) $((v >> 16 & 255)) 0 0 0 0 0 ||
+			fail "bpftool map update isn_stats key $i"
+	done
+	log "planted $count distinct counters"
+}
+
+# Traffic through A: a cookie handshake to the SYN proxy's port, and a
+# transfer on a port it does not protect (keyed ISNs, translated segments).
+metrics_traffic() {
+	sp_server 1 30
+	sp_client_exchange
+	bg_wait server
+	transfer "$NS_A" "$NS_B" "$A4:$SP_OTHER_PORT" 1M 30
+	bg_wait client
+	bg_wait server
+}
+
+test_exporter_agrees_with_stats_through_the_docs_mapping() {
+	require_prometheus_tools
+	sp_setup
+	metrics_traffic
+	exporter_start
+	isng stats --json >"$E2E_WORK/before.json" || fail "stats --json"
+	scrape "$E2E_WORK/metrics.txt"
+	isng stats --json >"$E2E_WORK/after.json" || fail "stats --json"
+	assert_promtool_metrics "$E2E_WORK/metrics.txt"
+	assert_scrape_matches_stats "$E2E_WORK/before.json" "$E2E_WORK/after.json" "$E2E_WORK/metrics.txt"
+	assert_eq "$(series_value "$E2E_WORK/metrics.txt" isnguard_synproxy_local_handshakes_total)" 1 \
+		"isnguard_synproxy_local_handshakes_total after one cookie handshake"
+	assert_gt "$(series_value "$E2E_WORK/metrics.txt" 'isnguard_packets_rewritten_total{rewrite="seq"}')" 0 \
+		"isnguard_packets_rewritten_total{rewrite=\"seq\"} after a transfer"
+	assert_eq "$(series_value "$E2E_WORK/metrics.txt" isnguard_up)" 1 "isnguard_up"
+	assert_eq "$(awk '$1 ~ /^isnguard_synproxy_port_cookies_active/' "$E2E_WORK/metrics.txt")" \
+		"isnguard_synproxy_port_cookies_active{port=\"$SP_PORT\"} 1" "the protected port's cookies"
+	# Each counter a value of its own: the mapping holds series for series.
+	plant_distinct_counters
+	isng stats --json >"$E2E_WORK/before.json" || fail "stats --json"
+	scrape "$E2E_WORK/planted.txt"
+	isng stats --json >"$E2E_WORK/after.json" || fail "stats --json"
+	assert_scrape_matches_stats "$E2E_WORK/before.json" "$E2E_WORK/after.json" "$E2E_WORK/planted.txt"
+	# Detached, the exporter keeps answering, and says there is nothing to read.
+	isng detach "$IF_A" >/dev/null || fail "detach"
+	scrape "$E2E_WORK/detached.txt"
+	assert_eq "$(series_value "$E2E_WORK/detached.txt" isnguard_up)" 0 "isnguard_up once detached"
+	assert_promtool_metrics "$E2E_WORK/detached.txt"
+}
+
+test_prometheus_rules_pass_promtool() {
+	local out
+	require_cmd promtool
+	out=$(promtool check rules "$E2E_ROOT"/contrib/prometheus/*.yml 2>&1) ||
+		fail "promtool check rules: $out"
+	log "$out"
+	out=$(cd "$E2E_ROOT/tests/prometheus" && promtool test rules isnguard.rules.test.yml 2>&1) ||
+		fail "promtool test rules: $out"
+	log "$out"
+}
+
+# Debian's Prometheus in A's namespace on 127.0.0.1:$PROM_PORT, scraping the
+# exporter every second with contrib/prometheus's rules, its TSDB in the
+# work dir; ready when it says so.
+prometheus_start() {
+	local i
+	require_cmd prometheus
+	in_ns "$NS_A" ss -Hltn "sport = :$PROM_PORT" | grep -q . && PROM_PORT=19090
+	cat >"$E2E_WORK/prometheus.yml" <<-EOF
+	global:
+	  scrape_interval: 1s
+	  scrape_timeout: 1s
+	  evaluation_interval: 1s
+	rule_files:
+	  - $E2E_ROOT/contrib/prometheus/isnguard.rules.yml
+	scrape_configs:
+	  - job_name: isnguard
+	    static_configs:
+	      - targets: ['127.0.0.1:$EXPORTER_PORT']
+	EOF
+	promtool check config "$E2E_WORK/prometheus.yml" >"$E2E_WORK/promtool-config.log" 2>&1 ||
+		fail "promtool check config: $(cat "$E2E_WORK/promtool-config.log")"
+	bg_start prometheus "$NS_A" prometheus --config.file="$E2E_WORK/prometheus.yml" \
+		--storage.tsdb.path="$E2E_WORK/tsdb" --web.listen-address="127.0.0.1:$PROM_PORT" \
+		--log.level=warn
+	for ((i = 0; i < 300; i++)); do
+		in_ns "$NS_A" curl -sf --max-time 2 "http://127.0.0.1:$PROM_PORT/-/ready" >/dev/null && break
+		bg_running prometheus || fail "prometheus exited: $(tail -n 3 "$E2E_WORK/prometheus.err")"
+		sleep 0.1
+	done
+	((i < 300)) || fail "prometheus not ready after 30 s: $(tail -n 3 "$E2E_WORK/prometheus.err")"
+	log "prometheus ready on 127.0.0.1:$PROM_PORT after $((i / 10)).$((i % 10)) s"
+}
+
+# An instant query through the HTTP API: the first result's value, or "".
+prom_query() { # EXPR
+	local v
+	v=$(in_ns "$NS_A" curl -sf --max-time 10 "http://127.0.0.1:$PROM_PORT/api/v1/query" \
+		--data-urlencode "query=$1" | tee -a "$E2E_WORK/queries.log" |
+		jq -r '.data.result[0].value[1] // empty')
+	echo >>"$E2E_WORK/queries.log"
+	log "query $1 -> ${v:-(no result)}" >&2
+	echo "$v"
+}
+
+# A Prometheus series equals what stats --json said just before and just
+# after (nothing moves it then), and its latest sample is fresh.
+assert_prom_equals_stats() { # SERIES COUNTER BEFORE AFTER
+	local v b a
+	v=$(prom_query "$1")
+	b=$(jq -r --arg n "$2" '.counters[$n]' "$3")
+	a=$(jq -r --arg n "$2" '.counters[$n]' "$4")
+	[[ $v =~ ^[0-9]+$ ]] || fail "$1: Prometheus has no value ('$v')"
+	((v >= b && v <= a)) || fail "$1: Prometheus says $v, stats --json $2 said $b, then $a"
+	log "ok: $1 = $v in Prometheus, $2 = $b/$a in stats --json"
+}
+
+# A real Prometheus scrapes the exporter every second while B connects
+# through the SYN proxy in auto mode, before, during and after a 3-second
+# SYN flood that switches its cookies on; then `up` is 1 and the SYN and
+# cookie series equal stats --json, and the rules saw the flood.
+test_prometheus_scrapes_the_exporter_through_a_syn_flood() {
+	local i up age flood rate
+	require_prometheus_tools
+	sp_setup --synproxy-mode auto --syn-threshold 1000
+	exporter_start
+	prometheus_start
+	for ((i = 0; i < 20; i++)); do
+		up=$(prom_query 'up{job="isnguard"}' 2>/dev/null)
+		[ "$up" = 1 ] && break
+		sleep 0.5
+	done
+	assert_eq "$up" 1 'up{job="isnguard"} before the traffic'
+	sp_server 3 60
+	sp_client_exchange	# below the threshold: passed to A's listener
+	sp_flood 4 syn 3 1000000 50000 >"$E2E_WORK/flood.out" &
+	BG_PIDS[flood]=$!
+	sleep 1.5
+	sp_client_exchange	# cookies on: a cookie handshake, through the flood
+	wait "${BG_PIDS[flood]}" || fail "syn_flood: $(cat "$E2E_WORK/flood.out")"
+	unset "BG_PIDS[flood]"
+	log "flood: $(cat "$E2E_WORK/flood.out")"
+	sleep 1.2
+	sp_client_exchange	# the flood over: its SYN switches cookies off
+	bg_wait server
+	isng_log_counters
+	scrape "$E2E_WORK/metrics.txt"
+	assert_promtool_metrics "$E2E_WORK/metrics.txt"
+	sleep 2
+	isng stats --json >"$E2E_WORK/before.json" || fail "stats --json"
+	# Two scrape intervals and a half: the latest sample is one taken after that read.
+	sleep 2.5
+	assert_eq "$(prom_query 'up{job="isnguard"}')" 1 'up{job="isnguard"}'
+	assert_eq "$(prom_query 'isnguard_up{job="isnguard"}')" 1 'isnguard_up{job="isnguard"}'
+	isng stats --json >"$E2E_WORK/after.json" || fail "stats --json"
+	assert_prom_equals_stats isnguard_synproxy_syns_total syn_seen "$E2E_WORK/before.json" "$E2E_WORK/after.json"
+	assert_prom_equals_stats isnguard_synproxy_cookies_sent_total cookie_sent "$E2E_WORK/before.json" "$E2E_WORK/after.json"
+	assert_prom_equals_stats 'isnguard_synproxy_syns_passed_total{reason="below_threshold"}' syn_passed_auto \
+		"$E2E_WORK/before.json" "$E2E_WORK/after.json"
+	assert_prom_equals_stats isnguard_synproxy_local_handshakes_total cookie_handshake_to_stack \
+		"$E2E_WORK/before.json" "$E2E_WORK/after.json"
+	assert_prom_equals_stats 'isnguard_synproxy_auto_switches_total{state="on"}' synproxy_auto_on \
+		"$E2E_WORK/before.json" "$E2E_WORK/after.json"
+	assert_ge "$(jq -r '.counters.cookie_sent' "$E2E_WORK/after.json")" 1000 "cookie_sent after the flood"
+	assert_ge "$(jq -r '.counters.cookie_handshake_to_stack' "$E2E_WORK/after.json")" 1 \
+		"cookie handshakes during the flood"
+	age=$(prom_query 'time() - timestamp(isnguard_synproxy_cookies_sent_total)')
+	awk -v a="$age" 'BEGIN { exit !(a >= 0 && a <= 2) }' ||
+		fail "the latest sample is $age s old: more than two scrape intervals"
+	log "ok: the latest sample is $age s old (scrape interval 1 s)"
+	# What Prometheus saw of the flood while it lasted.
+	assert_eq "$(prom_query "max_over_time(isnguard_synproxy_port_cookies_active{port=\"$SP_PORT\"}[2m])")" 1 \
+		"port $SP_PORT's cookies switched on by the flood, as Prometheus saw them"
+	rate=$(prom_query 'max_over_time(instance:isnguard_synproxy_cookies_sent:rate1m[2m])')
+	awk -v r="$rate" 'BEGIN { exit !(r > 0) }' || fail "the recording rule's cookie rate: '$rate'"
+	log "ok: instance:isnguard_synproxy_cookies_sent:rate1m peaked at $rate/s"
+	assert_eq "$(prom_query 'count(ALERTS{alertname="IsnguardSynFlood"})')" 1 \
+		"IsnguardSynFlood pending or firing after the flood"
+}
