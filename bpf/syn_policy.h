@@ -237,30 +237,32 @@ static __always_inline bool syn_source_take(struct syn_bucket_set *set, __u64 ta
 	return true;
 }
 
+/* The hash of the SYN's source prefix (syn_source_hash), its bucket's tag; -1 when the frame is short. */
+static __always_inline int syn_source_tag(const struct ctx *c, const struct pkt *pkt,
+					  const struct syn_policy *pol, __u64 *tag)
+{
+	struct syn_source src;
+
+	if (syn_source_of(c, pkt, pol, &src))
+		return -1;
+	*tag = syn_source_hash(&src, pol->source_hash_key);
+	return 0;
+}
+
 /*
- * A SYN about to be answered: 0 when its SYN-ACK may go, else the decision
+ * A SYN about to be answered, its source's tag (syn_source_tag) and the
+ * time: 0 when its SYN-ACK may go, else the decision
  * (STAT_SYN_SOURCE_LIMITED, STAT_SYN_TOTAL_LIMITED).
  */
-static __always_inline int syn_limit(const struct ctx *c, const struct pkt *pkt,
-				     const struct syn_policy *pol)
+static __always_inline int syn_limit(const struct syn_policy *pol, __u64 tag, __u64 now)
 {
 	struct syn_bucket *total;
 	__u32 zero = 0;
-	__u64 now;
 
-	if (!pol->source_rate && !pol->total_rate)
-		return 0;
-	now = bpf_ktime_get_coarse_ns();
 	if (pol->source_rate) {
 		struct syn_bucket_set *set;
-		struct syn_source src;
-		__u64 tag;
-		__u32 index;
+		__u32 index = syn_source_set(tag);
 
-		if (syn_source_of(c, pkt, pol, &src))
-			return STAT_PASS_TRUNCATED;
-		tag = syn_source_hash(&src, pol->source_hash_key);
-		index = syn_source_set(tag);
 		set = bpf_map_lookup_elem(&isn_syn_buckets, &index);
 		if (set && !syn_source_take(set, tag, now, pol))
 			return STAT_SYN_SOURCE_LIMITED;

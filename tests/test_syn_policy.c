@@ -56,6 +56,7 @@ enum outcome {
 	WOULD_ANSWER,		/* passed untouched: syn_monitor_would_answer */
 	WOULD_LIMIT,		/* passed untouched: syn_monitor_would_limit */
 	WOULD_DROP,		/* passed untouched: syn_monitor_would_drop */
+	BAD_CHECKSUM,		/* dropped: syn_bad_checksum */
 };
 
 static const struct {
@@ -71,13 +72,14 @@ static const struct {
 	[WOULD_ANSWER] = { "would-answer", STAT_SYN_MONITOR_ANSWER, PASS },
 	[WOULD_LIMIT] = { "would-limit", STAT_SYN_MONITOR_LIMIT, PASS },
 	[WOULD_DROP] = { "would-drop", STAT_SYN_MONITOR_DROP, PASS },
+	[BAD_CHECKSUM] = { "bad-checksum", STAT_SYN_BAD_CHECKSUM, DROP },
 };
 
 /* The counters an outcome is told by: every SYN moves exactly one of them. */
 static const enum isn_stat outcome_stats[] = {
 	STAT_COOKIE_SENT, STAT_SYN_SOURCE_LIMITED, STAT_SYN_TOTAL_LIMITED, STAT_SYN_PREFIX_DENIED,
 	STAT_SYN_PREFIX_ALLOWED, STAT_SYN_MONITOR_ANSWER, STAT_SYN_MONITOR_LIMIT,
-	STAT_SYN_MONITOR_DROP,
+	STAT_SYN_MONITOR_DROP, STAT_SYN_BAD_CHECKSUM,
 };
 #define OUTCOME_STATS (sizeof(outcome_stats) / sizeof(outcome_stats[0]))
 
@@ -201,6 +203,7 @@ struct limit_row {
 	const char *name;
 	struct syn_policy policy;	/* rate and burst, prefixes, total: derived by the fixture */
 	const char *src[MAX_SYNS];	/* one SYN from each, in order */
+	bool bad[MAX_SYNS];		/* that SYN's TCP checksum broken */
 	enum outcome want[MAX_SYNS];
 };
 
@@ -242,13 +245,23 @@ static const struct limit_row limit_rows[] = {
 	{ .name = "source_limit_before_total_rate", .policy = { LIMIT(1), .total_rate = 20 },
 	  .src = { "10.0.9.2", "10.0.9.2", "10.0.9.3", "10.0.9.4" },
 	  .want = { ANSWERED, SOURCE_LIMITED, ANSWERED, TOTAL_LIMITED } },
+	/* A corrupted SYN draws no SYN-ACK, so it spends no token. */
+	{ .name = "bad_checksums_spend_no_token", .policy = { LIMIT(2) },
+	  .src = { "10.0.9.2", "10.0.9.2", "10.0.9.2", "10.0.9.2", "10.0.9.2", "10.0.9.2" },
+	  .bad = { true, true, true },
+	  .want = { BAD_CHECKSUM, BAD_CHECKSUM, BAD_CHECKSUM, ANSWERED, ANSWERED,
+		    SOURCE_LIMITED } },
+	{ .name = "bad_checksums_spend_none_of_the_hosts", .policy = { .total_rate = 10 },
+	  .src = { "10.0.9.2", "10.0.9.3", "10.0.9.4" }, .bad = { true, true },
+	  .want = { BAD_CHECKSUM, BAD_CHECKSUM, ANSWERED } },
 };
 
 /*
  * One source draws at most its burst of SYN-ACKs past its rate; the rest of
  * its SYNs are dropped unanswered and counted (syn_source_limited), per
  * /32 and /64 by default, as configured; the host's cap (syn_total_limited)
- * comes after. Every SYN was answered before.
+ * comes after; a SYN with a bad checksum spends no token of either. Every
+ * SYN was answered before.
  */
 TEST(test_syn_policy_limits_sources_and_the_host)
 {
@@ -266,7 +279,7 @@ TEST(test_syn_policy_limits_sources_and_the_host)
 				break;
 			for (int k = 0; k < MAX_SYNS && r->src[k]; k++) {
 				size_t len = policy_syn(r->src[k], (uint16_t)(POLICY_SPORT + k),
-							POLICY_PORT, false, frame);
+							POLICY_PORT, r->bad[k], frame);
 
 				snprintf(what, sizeof(what), "SYN %d from %s", k + 1, r->src[k]);
 				expect_outcome(syn_progs[j], frame, len, r->want[k], what);
@@ -471,7 +484,7 @@ struct monitor_row {
 	const char *allow;
 	struct syn_policy policy;
 	const char *src;
-	bool bad_checksum;
+	bool bad[MAX_SYNS];	/* that SYN's TCP checksum broken */
 	int syns;
 	enum outcome want[MAX_SYNS];
 };
@@ -498,9 +511,12 @@ static const struct monitor_row monitor_rows[] = {
 	{ .name = "martian_would_drop", .monitor = SYN_MONITOR_ALL, .src = "0.1.2.3",
 	  .want = { WOULD_DROP } },
 	{ .name = "bad_checksum_would_drop", .monitor = SYN_MONITOR_ALL, .src = "10.0.9.2",
-	  .bad_checksum = true, .want = { WOULD_DROP } },
+	  .bad = { true }, .want = { WOULD_DROP } },
 	{ .name = "ipv6_bad_checksum_would_drop", .monitor = SYN_MONITOR_ALL,
-	  .src = "2001:db8:9::2", .bad_checksum = true, .want = { WOULD_DROP } },
+	  .src = "2001:db8:9::2", .bad = { true }, .want = { WOULD_DROP } },
+	{ .name = "bad_checksum_would_drop_spending_no_token", .monitor = SYN_MONITOR_ALL,
+	  .policy = { LIMIT(1) }, .src = "10.0.9.2", .syns = 3, .bad = { true },
+	  .want = { WOULD_DROP, WOULD_ANSWER, WOULD_LIMIT } },
 };
 
 /*
@@ -541,7 +557,7 @@ TEST(test_syn_policy_monitor_mode_counts_and_passes)
 				break;
 			for (int k = 0; k < syns; k++) {
 				size_t len = policy_syn(r->src, (uint16_t)(POLICY_SPORT + k),
-							POLICY_PORT, r->bad_checksum, frame);
+							POLICY_PORT, r->bad[k], frame);
 
 				snprintf(what, sizeof(what), "SYN %d from %s", k + 1, r->src);
 				expect_outcome(syn_progs[j], frame, len, r->want[k], what);
