@@ -278,7 +278,8 @@ static __always_inline int syn_limit(const struct syn_policy *pol, __u64 tag, __
 	struct syn_bucket *total;
 	__u32 zero = 0;
 
-	if (pol->source_rate) {
+	/* No tag: the SYN was parsed while the policy had no source limit. */
+	if (pol->source_rate && tag) {
 		struct syn_bucket_set *set;
 		__u32 index = syn_source_set(tag);
 
