@@ -86,8 +86,9 @@ static __always_inline int xdp_verdict(int stat)
 {
 	if (stat == STAT_COOKIE_SENT)
 		return XDP_TX;
-	return stat == STAT_DROP_ERROR || stat == STAT_SYN_BAD_CHECKSUM || stat == STAT_SYN_MARTIAN
-		       ? XDP_DROP : XDP_PASS;
+	return stat == STAT_DROP_ERROR || stat == STAT_SYN_BAD_CHECKSUM || stat == STAT_SYN_MARTIAN ||
+	       stat == STAT_SYN_PREFIX_DENIED || stat == STAT_SYN_SOURCE_LIMITED ||
+	       stat == STAT_SYN_TOTAL_LIMITED ? XDP_DROP : XDP_PASS;
 }
 
 SEC("xdp")
@@ -124,11 +125,13 @@ int isnguard_xdp_cookie(struct xdp_md *xdp)
 	 * Everything but SYNs is tc's to count: only the SYN proxy's own
 	 * verdicts (syn_seen .. synproxy_auto_off in the counter list,
 	 * syn_not_unicast, syn_not_local, syn_bad_checksum, syn_to_other_host,
-	 * syn_martian) and errors count here, not a pass reason tc counts again.
+	 * syn_martian, the SYN policy's syn_prefix_denied .. syn_monitor_would_drop)
+	 * and errors count here, not a pass reason tc counts again.
 	 */
 	if ((stat >= STAT_SYN_SEEN && stat <= STAT_AUTO_OFF) || stat == STAT_SYN_NOT_UNICAST ||
 	    stat == STAT_SYN_NOT_LOCAL || stat == STAT_SYN_BAD_CHECKSUM ||
-	    stat == STAT_SYN_OTHER_HOST || stat == STAT_SYN_MARTIAN || stat == STAT_DROP_ERROR)
+	    stat == STAT_SYN_OTHER_HOST || stat == STAT_SYN_MARTIAN || stat == STAT_DROP_ERROR ||
+	    (stat >= STAT_SYN_PREFIX_DENIED && stat <= STAT_SYN_MONITOR_DROP))
 		stat_inc(stat);
 	prof_end(ISN_PROF_XDP_COOKIE, stat, t0);
 	return xdp_verdict(stat);
@@ -147,6 +150,9 @@ static __always_inline int tc_verdict(int stat)
 	case STAT_PROXY_HELD:
 	case STAT_SYN_BAD_CHECKSUM:
 	case STAT_SYN_MARTIAN:
+	case STAT_SYN_PREFIX_DENIED:
+	case STAT_SYN_SOURCE_LIMITED:
+	case STAT_SYN_TOTAL_LIMITED:
 	case STAT_PROXY_TABLE_FULL:
 	case STAT_DROP_ERROR:
 	case STAT_COOKIE_BAD_MAC:

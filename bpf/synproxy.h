@@ -25,6 +25,7 @@
 #include "stats.h"
 #include "synhdr.h"
 #include "synopt.h"
+#include "syn_policy.h"
 #include "tcp.h"
 
 /* Not a segment for the SYN proxy: the caller goes on as without it. */
@@ -37,6 +38,8 @@
 #define SYNPROXY_CONTINUE (-4)
 /* synproxy_syn: the SYN gets a cookie SYN-ACK, as planned (synproxy_answer). */
 #define SYNPROXY_ANSWER (-5)
+/* synproxy_syn: it would, but the port is only watched (monitor mode): it passes. */
+#define SYNPROXY_MONITOR (-6)
 
 /* RFC 9293 3.7.1 and RFC 8200 section 8.3: the MSS to assume when a SYN names none. */
 #define SYNPROXY_DEFAULT_MSS4 536
@@ -112,16 +115,16 @@ static __always_inline bool synproxy_port_protected(__be16 port)
  * counts as rate 0. Windows are per port and
  * shared by all CPUs; a race at a window's end loses a few counts, no more.
  */
-static __always_inline bool synproxy_auto_active(const struct synproxy_config *sp, __be16 port)
+static __always_inline bool synproxy_auto_active(const struct synproxy_config *sp, __be16 port,
+						 __u64 now)
 {
 	__u32 index = bpf_ntohs(port);
 	struct syn_rate *rate = bpf_map_lookup_elem(&isn_syn_rate, &index);
-	__u64 now, elapsed, per_sec;
+	__u64 elapsed, per_sec;
 	__u32 was, on;
 
 	if (!rate)
 		return true;
-	now = bpf_ktime_get_coarse_ns();
 	elapsed = now - rate->window_start_ns;
 	if (elapsed >= NSEC_PER_SEC) {
 		/*
@@ -318,9 +321,21 @@ struct synack_plan {
 	bool zero_window;	/* the translate path: the client waits for the server (bpf/proxy.h) */
 	__u32 client_isn;
 	__u32 client_tsval;
-	/* At tc (syn_at_tc): the answer's, from synproxy_cookie_skb to synproxy_reply_skb. */
-	__u32 cookie;
-	__u32 tsval;
+	/*
+	 * The SYN's one reading of the coarse clock (bpf_ktime_get_coarse_ns):
+	 * auto mode's rate, the SYN-ACK limits and the cookie's slot all take
+	 * it, where each reading costs a helper call.
+	 */
+	__u64 now_ns;
+	union {
+		/* the source prefix's bucket (syn_source_tag), until its token is taken */
+		__u64 source_tag;
+		/* At tc (syn_at_tc): the answer's, from synproxy_cookie_skb to synproxy_reply_skb. */
+		struct {
+			__u32 cookie;
+			__u32 tsval;
+		};
+	};
 };
 
 /*
@@ -506,26 +521,46 @@ static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *p
 					struct synack_plan *plan)
 {
 	const struct synproxy_config *sp = synproxy_get();
+	const struct syn_policy *pol;
 	enum route_kind route;
 	struct syn_opts so;
 	struct tcphdr *th;
 	bool translate;
+	__u64 now = 0;
+	__be16 dport;
+	__u32 list;
 	__be32 seq;
 	int state;
 
-	if (!sp)
+	pol = syn_policy_get();
+	if (!sp || !pol)
 		return SYNPROXY_NOT_MINE;
 	th = ctx_ptr(c, pkt->l4_off, TCP_HLEN_MIN);
 	if (!th || !synproxy_port_protected(th->dest))
 		return SYNPROXY_NOT_MINE;
 	stat_inc(STAT_SYN_SEEN);
+	/*
+	 * Before any other work: the lists are the operator's word on the
+	 * source. Whether the port is only watched is asked where it decides,
+	 * not kept: a flag live through the rest would double the states the
+	 * verifier walks.
+	 */
+	dport = th->dest;
+	list = syn_source_list(c, pkt, pol);
+	if (list == SYN_LIST_ALLOW)
+		return STAT_SYN_PREFIX_ALLOWED;
+	if (list == SYN_LIST_DENY)
+		return syn_port_monitored(pol, dport) ? STAT_SYN_MONITOR_DROP : STAT_SYN_PREFIX_DENIED;
 	state = synproxy_dst_check(c, pkt);
 	if (state)
 		return state;	/* nor counted toward auto mode's rate */
-	if (synproxy_martian(c, pkt))
-		return STAT_SYN_MARTIAN;	/* dropped, not counted toward the rate either */
-	if (sp->mode == SYNPROXY_AUTO && !synproxy_auto_active(sp, th->dest))
-		return STAT_SYN_PASSED_AUTO;
+	if (synproxy_martian(c, pkt))	/* dropped, not counted toward the rate either */
+		return syn_port_monitored(pol, dport) ? STAT_SYN_MONITOR_DROP : STAT_SYN_MARTIAN;
+	if (sp->mode == SYNPROXY_AUTO) {
+		now = bpf_ktime_get_coarse_ns();
+		if (!synproxy_auto_active(sp, th->dest, now))
+			return STAT_SYN_PASSED_AUTO;
+	}
 	/*
 	 * Answered only in the plain form: no IP options, no FIN or RST beside
 	 * SYN, and in XDP one buffer (a SYN spread over fragments carries more
@@ -563,12 +598,44 @@ static __always_inline int synproxy_syn(const struct ctx *c, const struct pkt *p
 	 */
 	if (translate && proxy_tuple_busy(c, pkt))
 		return STAT_SYN_PASSED_SOCKET;
-
+	/*
+	 * The source's bucket is named here, where the frame is parsed; its
+	 * token is taken once the checksums hold (synproxy_syn_limit): only a
+	 * SYN about to be answered spends one.
+	 */
+	if (pol->source_rate && syn_source_tag(c, pkt, pol, &plan->source_tag))
+		return STAT_PASS_TRUNCATED;
 	if (ctx_load_be32(c, pkt->l4_off + TCP_SEQ_OFF, &seq))
 		return STAT_DROP_ERROR;
 	plan->client_isn = bpf_ntohl(seq);
+	plan->now_ns = now ? now : bpf_ktime_get_coarse_ns();
 	synproxy_plan(c, pkt, sp, &so, translate, plan);
-	return SYNPROXY_ANSWER;
+	return syn_port_monitored(pol, dport) ? SYNPROXY_MONITOR : SYNPROXY_ANSWER;
+}
+
+/*
+ * The SYN-ACK limits, for a SYN synproxy_syn planned an answer to whose
+ * checksums hold: 0 when its SYN-ACK may go, else the decision
+ * (STAT_SYN_SOURCE_LIMITED, STAT_SYN_TOTAL_LIMITED).
+ */
+static __always_inline int synproxy_syn_limit(const struct synack_plan *plan)
+{
+	const struct syn_policy *pol = syn_policy_get();
+
+	return pol ? syn_limit(pol, plan->source_tag, plan->now_ns) : 0;
+}
+
+/*
+ * What a SYN planned an answer to met at the checksums and the limits
+ * (state, the decision; 0: it would be answered), in monitor mode: passed.
+ */
+static __always_inline int synproxy_monitor_verdict(int state)
+{
+	if (!state)
+		return STAT_SYN_MONITOR_ANSWER;
+	if (state == STAT_SYN_SOURCE_LIMITED || state == STAT_SYN_TOTAL_LIMITED)
+		return STAT_SYN_MONITOR_LIMIT;
+	return state == STAT_SYN_BAD_CHECKSUM ? STAT_SYN_MONITOR_DROP : state;
 }
 
 /* The cookie, and the timestamp it rides in, for the SYN synproxy_syn planned an answer to. */
@@ -582,7 +649,7 @@ static __always_inline int synproxy_cookie(const struct ctx *c, const struct pkt
 
 	if (!cfg || tcp_flow_key(c, pkt, false, &fk))
 		return -1;
-	return cookie_make(cfg, &fk, plan->client_isn, bpf_ktime_get_coarse_ns(),
+	return cookie_make(cfg, &fk, plan->client_isn, plan->now_ns,
 			   cookie_opt_bits(plan->mss_index, &plan->opts, plan->ts), plan->ts,
 			   cookie, tsval, &in) ? -1 : 0;
 }
@@ -791,7 +858,7 @@ static __always_inline __u32 synproxy_csum_header(const struct ctx *c, __u32 off
  * CHECKSUM_PARTIAL skb of a local sender (a veth peer, generic XDP), which
  * the stack takes unchecked: so does this. A corrupted SYN hits that value
  * as rarely as a valid checksum (2^-16). Called through a global function
- * per context (synproxy_syn_csum, synproxy_syn_csum_skb), verified once.
+ * per context (synproxy_syn_check, synproxy_syn_check_skb), verified once.
  */
 static __always_inline int synproxy_syn_csum_ctx(const struct ctx *c, const struct pkt *pkt_arg)
 {
@@ -846,19 +913,32 @@ static __always_inline int synproxy_syn_csum_ctx(const struct ctx *c, const stru
 	return csum_fold32(csum_fold64(sum)) == 0xffff ? 0 : STAT_SYN_BAD_CHECKSUM;
 }
 
-__noinline int synproxy_syn_csum(struct xdp_md *xdp, const struct pkt *pkt_arg)
+/*
+ * A SYN planned an answer to, checked in one global function: its
+ * checksums, then the SYN-ACK limits (synproxy_syn_limit), so only a SYN
+ * about to be answered spends a token. 0, or the decision.
+ */
+__noinline int synproxy_syn_check(struct xdp_md *xdp, const struct pkt *pkt_arg,
+				  const struct synack_plan *plan)
 {
 	struct ctx c = { .ctx = xdp, .kind = CTX_XDP };
+	int state = synproxy_syn_csum_ctx(&c, pkt_arg);
 
-	return synproxy_syn_csum_ctx(&c, pkt_arg);
+	if (state || !plan)
+		return state;
+	return synproxy_syn_limit(plan);
 }
 
 /* The same at tc ingress (syn_at_tc). */
-__noinline int synproxy_syn_csum_skb(struct __sk_buff *skb, const struct pkt *pkt_arg)
+__noinline int synproxy_syn_check_skb(struct __sk_buff *skb, const struct pkt *pkt_arg,
+				      const struct synack_plan *plan)
 {
 	struct ctx c = { .ctx = skb, .kind = CTX_SKB };
+	int state = synproxy_syn_csum_ctx(&c, pkt_arg);
 
-	return synproxy_syn_csum_ctx(&c, pkt_arg);
+	if (state || !plan)
+		return state;
+	return synproxy_syn_limit(plan);
 }
 
 /*
@@ -871,14 +951,16 @@ static __always_inline int synproxy_syn_answer(struct xdp_md *xdp, const struct 
 {
 	struct synack_plan plan = {};
 	struct pkt copy = *pkt;	/* see proxy_translate */
-	int stat;
+	int stat, state;
 
 	stat = synproxy_syn_xdp(xdp, &copy, &plan);
-	if (stat != SYNPROXY_ANSWER)
+	if (stat != SYNPROXY_ANSWER && stat != SYNPROXY_MONITOR)
 		return stat;
-	stat = synproxy_syn_csum(xdp, &copy);
-	if (stat)
-		return stat;
+	state = synproxy_syn_check(xdp, &copy, &plan);
+	if (stat == SYNPROXY_MONITOR)
+		return synproxy_monitor_verdict(state);
+	if (state)
+		return state;
 	return synproxy_answer_xdp(xdp, &copy, &plan);	/* the callees only read the copy */
 }
 
@@ -890,14 +972,15 @@ static __always_inline int synproxy_syn_tc(struct __sk_buff *skb, const struct p
 {
 	struct synack_plan plan = {};
 	struct pkt copy = *pkt;	/* see proxy_translate */
-	int stat;
+	int stat, state;
 
 	stat = synproxy_syn_skb(skb, &copy, &plan);
-	if (stat != SYNPROXY_ANSWER)
+	if (stat != SYNPROXY_ANSWER && stat != SYNPROXY_MONITOR)
 		return stat;
-	stat = synproxy_syn_csum_skb(skb, &copy);
-	if (!stat)
-		stat = synproxy_cookie_skb(skb, &copy, &plan);
+	state = synproxy_syn_check_skb(skb, &copy, &plan);
+	if (stat == SYNPROXY_MONITOR)
+		return synproxy_monitor_verdict(state);
+	stat = state ? state : synproxy_cookie_skb(skb, &copy, &plan);
 	return stat ? stat : synproxy_reply_skb(skb, &copy, &plan);
 }
 
@@ -1396,9 +1479,15 @@ static __always_inline int synproxy_ack_req(const struct ctx *c, const struct pk
 	return ret;
 }
 
-/* *to_stack: the ACK failed the check but goes to the host's stack all the same. */
+/*
+ * *to_stack: the ACK failed the check but goes to the host's stack all the
+ * same. A port only watched (monitor mode) answers no SYN, so its ACKs are
+ * the host's: they pass unjudged, as with the proxy off.
+ */
 static __always_inline int synproxy_ack(const struct ctx *c, const struct pkt *pkt, bool *to_stack)
 {
+	if (syn_ack_monitored(c, pkt))
+		return SYNPROXY_NOT_MINE;
 	return synproxy_ack_req(c, pkt, false, to_stack);
 }
 

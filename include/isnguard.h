@@ -552,7 +552,35 @@ struct fastpath_scratch {
 	X(STAT_RESEND_SLOTS,		"resend_slots")			\
 	X(STAT_RESEND_NS,		"resend_ns")			\
 	X(STAT_RESEND_CHAINED,		"resend_runs_chained")		\
-	X(STAT_RESEND_LONG_RUNS,	"resend_runs_over_1ms")
+	X(STAT_RESEND_LONG_RUNS,	"resend_runs_over_1ms")	\
+	/*								\
+	 * SYN cookies, the SYN policy (bpf/syn_policy.h): a SYN from a	\
+	 * source on the deny list, dropped before any other work; one on	\
+	 * the allow list, passed to the host as without the SYN proxy	\
+	 */								\
+	X(STAT_SYN_PREFIX_DENIED,	"syn_prefix_denied")		\
+	X(STAT_SYN_PREFIX_ALLOWED,	"syn_prefix_allowed")		\
+	/*								\
+	 * a SYN about to be answered whose source prefix has had its	\
+	 * SYN-ACKs (--source-rate, --source-burst), or the host all of its	\
+	 * own (--total-rate): dropped unanswered				\
+	 */								\
+	X(STAT_SYN_SOURCE_LIMITED,	"syn_source_limited")		\
+	X(STAT_SYN_TOTAL_LIMITED,	"syn_total_limited")		\
+	/*								\
+	 * monitor mode (--monitor): the SYN passed to the host as with the	\
+	 * proxy off; it would have been answered, dropped over a limit, or	\
+	 * dropped (deny list, martian, bad checksum)			\
+	 */								\
+	X(STAT_SYN_MONITOR_ANSWER,	"syn_monitor_would_answer")	\
+	X(STAT_SYN_MONITOR_LIMIT,	"syn_monitor_would_limit")	\
+	X(STAT_SYN_MONITOR_DROP,	"syn_monitor_would_drop")	\
+	/*								\
+	 * events: a source prefix got a bucket of isn_syn_buckets; the way	\
+	 * it took held a source still spending past its rate, forgotten	\
+	 */								\
+	X(STAT_SYN_BUCKET_NEW,		"syn_source_bucket_made")	\
+	X(STAT_SYN_BUCKET_EVICTED,	"syn_source_bucket_evicted")
 
 #define ISNGUARD_STAT_ENUM(name, text) name,
 enum isn_stat {
@@ -687,6 +715,12 @@ struct isn_prof {
 #define ISN_MAP_RESEND_QUEUES "isn_resend_queues"
 #define ISN_MAP_RESEND_SLOTS "isn_resend_slots"
 #define ISN_MAP_LOCAL_ADDRS "isn_local_addrs"
+#define ISN_MAP_SYN_POLICY "isn_syn_policy"
+#define ISN_MAP_SYN_BUCKETS "isn_syn_buckets"
+#define ISN_MAP_SYN_TOTAL "isn_syn_total"
+#define ISN_MAP_PREFIX4 "isn_prefix4"
+#define ISN_MAP_PREFIX6 "isn_prefix6"
+#define ISN_MAP_SYNPROXY_MONITOR "isn_synproxy_monitor"
 /* the tick program, pinned by attach so apply and synproxy can put the tick back (user/loader.c) */
 #define ISN_PIN_TICK_PROG "isnguard_tc_tick"
 /* userspace's record of the build attached to each link (user/links.c): SHA-256 of the BPF object */
@@ -932,6 +966,159 @@ static inline __u32 synproxy_flags_over(const struct synproxy_config *next,
  */
 struct invalid_ack_budget {
 	__u64 tat_ns;
+};
+
+/*
+ * The SYN policy (bpf/syn_policy.h; map isn_syn_policy, one entry): what a
+ * SYN to a protected port meets before it is answered. Prefix lists
+ * (LPM tries isn_prefix4, isn_prefix6, their value an enum syn_list): a
+ * denied source's SYNs are dropped before any other work, an allowed
+ * one's go to the host as without the SYN proxy. Then, for a SYN about to
+ * be answered, a token bucket per source prefix (isn_syn_buckets, sets of
+ * struct syn_bucket_set by a keyed hash of the struct syn_source) and one
+ * for the host (isn_syn_total):
+ * one spoofed source draws at most source_rate SYN-ACKs a second past a
+ * burst, where it drew one per SYN at any rate towards the victim whose
+ * address it forged. Monitor mode (all ports, or those of
+ * isn_synproxy_monitor) decides the same, counts, and answers nothing.
+ * All zero (a map no attach has written): no limit, no list, no monitor.
+ */
+enum syn_list {
+	SYN_LIST_NONE = 0,
+	SYN_LIST_DENY = 1,
+	SYN_LIST_ALLOW = 2,
+};
+
+enum syn_monitor {
+	SYN_MONITOR_OFF = 0,
+	SYN_MONITOR_PORTS = 1,	/* the ports of isn_synproxy_monitor */
+	SYN_MONITOR_ALL = 2,	/* every protected port */
+};
+
+enum syn_policy_flag {
+	SYN_POLICY_SET = 1 << 0,	/* written by an attach (else the defaults are due) */
+	SYN_POLICY_LIST4 = 1 << 1,	/* isn_prefix4 has entries: look IPv4 sources up */
+	SYN_POLICY_LIST6 = 1 << 2,	/* isn_prefix6 has entries */
+};
+
+struct syn_policy {
+	__u32 source_rate;	/* SYN-ACKs per second per source prefix; 0: no limit */
+	__u32 source_burst;	/* SYN-ACKs at once past the rate (at least 1) */
+	__u32 total_rate;	/* SYN-ACKs per second in all, a tenth of a second's burst; 0: no cap */
+	__u32 flags;		/* enum syn_policy_flag */
+	/* Derived from the above by syn_policy_derive, so the datapath divides nothing: */
+	__u64 source_step_ns;		/* NSEC_PER_SEC / source_rate */
+	__u64 source_tolerance_ns;	/* (source_burst - 1) steps */
+	__u64 total_step_ns;
+	__u64 total_tolerance_ns;
+	__u8 source_prefix4;	/* the bits of an IPv4 source that make its bucket, 1-32 */
+	__u8 source_prefix6;	/* of an IPv6 source, 1-128 */
+	__u8 monitor;		/* enum syn_monitor */
+	__u8 pad[5];
+	/* The key of syn_source_hash: random, made with the policy, kept. */
+	__u64 source_hash_key[2];
+};
+
+/*
+ * The defaults. A source prefix's rate stands for everyone behind one
+ * address (a carrier-grade NAT, a company's proxy, a load balancer or load
+ * generator opening a connection per request) opening connections to this
+ * host's protected ports, and bounds what one spoofed flood draws towards
+ * the address it forges: 10,000 SYN-ACKs of 74-94 bytes a second, under
+ * 8 Mbit/s, where it was the flood's own rate (docs/operations.md, tuning).
+ * No host-wide cap: under a flood from many sources it would refuse
+ * legitimate clients as often as the flood's SYNs.
+ */
+#define SYN_SOURCE_RATE_DEFAULT 10000
+#define SYN_SOURCE_BURST_DEFAULT 20000
+#define SYN_SOURCE_PREFIX4_DEFAULT 32
+#define SYN_SOURCE_PREFIX6_DEFAULT 64
+#define SYN_RATE_MAX 10000000
+/* Prefixes each list of a family holds at most. */
+#define ISN_PREFIXES_MAX 65536
+
+static inline void syn_policy_derive(struct syn_policy *p)
+{
+	__u64 burst = p->source_burst ? p->source_burst : 1;
+	__u64 total_burst = p->total_rate / 10 ? p->total_rate / 10 : 1;
+
+	p->source_step_ns = p->source_rate ? 1000000000ULL / p->source_rate : 0;
+	p->source_tolerance_ns = (burst - 1) * p->source_step_ns;
+	p->total_step_ns = p->total_rate ? 1000000000ULL / p->total_rate : 0;
+	p->total_tolerance_ns = (total_burst - 1) * p->total_step_ns;
+}
+
+/*
+ * A source prefix: IPv4 as ::ffff:a.b.c.d, both with the bits past the
+ * prefix cleared; aligned, so its hash reads it as two words.
+ */
+struct syn_source {
+	__u8 addr[16];
+} __attribute__((aligned(8)));
+
+/* A token bucket as GCRA's theoretical arrival time, CLOCK_MONOTONIC (coarse) ns. */
+struct syn_bucket {
+	__u64 tat_ns;
+};
+
+/*
+ * The source buckets (map isn_syn_buckets, an array of sets): a source
+ * prefix's bucket is in the set its hash picks, in the way whose tag is
+ * the hash; a set is one cache line. Bounded, and no lock, no allocation
+ * per new source, where an LRU hash's insert (a free-list pop, an
+ * eviction under a lock) doubled what a SYN from a new source cost: a
+ * flood from random addresses brings one with every SYN. A new source
+ * takes the way whose bucket is closest to full: a full one (its time
+ * passed) holds nothing to forget, and a source forgotten starts again
+ * with a full bucket, never a smaller one, so a heavy source stays while
+ * any of its set's ways is lighter.
+ */
+#define SYN_BUCKET_WAYS 4
+#define ISN_SYN_BUCKET_SETS 16384	/* a power of two: 65536 buckets, 1 MiB */
+#define ISN_SYN_BUCKETS (ISN_SYN_BUCKET_SETS * SYN_BUCKET_WAYS)
+
+struct syn_bucket_set {
+	__u64 tag[SYN_BUCKET_WAYS];	/* syn_source_hash of the way's source; 0: empty */
+	__u64 tat_ns[SYN_BUCKET_WAYS];	/* GCRA's theoretical arrival time, as syn_bucket */
+};
+
+/*
+ * A source prefix's 64-bit keyed hash, never 0: its set is the top bits
+ * (syn_source_set), its tag the whole. Each word of the prefix, keyed with
+ * 64 random bits, goes through splitmix64's finaliser, which spreads every
+ * input bit over every output bit: a spoofer who cannot see the key
+ * cannot aim many sources at one set.
+ */
+static inline __u64 syn_hash_mix(__u64 h)
+{
+	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+	return h ^ (h >> 31);
+}
+
+static inline __u64 syn_source_hash(const struct syn_source *src, const __u64 *key)
+{
+	__u64 lo, hi;
+
+	__builtin_memcpy(&lo, src->addr, 8);
+	__builtin_memcpy(&hi, src->addr + 8, 8);
+	return syn_hash_mix(syn_hash_mix(lo ^ key[0]) ^ hi ^ key[1]) | 1;
+}
+
+static inline __u32 syn_source_set(__u64 hash)
+{
+	return (__u32)(hash >> 40) & (ISN_SYN_BUCKET_SETS - 1);
+}
+
+/* Keys of the prefix lists (BPF_MAP_TYPE_LPM_TRIE: the prefix length in bits first). */
+struct prefix4_key {
+	__u32 prefixlen;
+	__u8 addr[4];
+};
+
+struct prefix6_key {
+	__u32 prefixlen;
+	__u8 addr[16];
 };
 
 /* Protected ports: a bitmap of 65536 bits in 64-bit words, indexed by port (host order). */

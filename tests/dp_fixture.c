@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -338,6 +339,133 @@ bool dp_set_synproxy(const struct synproxy_config *cfg, uint16_t port)
 fail:
 	FAIL("set synproxy: %s", strerror(errno));
 	return false;
+}
+
+/* An LPM trie emptied. */
+static bool lpm_clear(int fd)
+{
+	uint8_t key[sizeof(struct prefix6_key)];
+
+	while (!bpf_map_get_next_key(fd, NULL, key))
+		if (bpf_map_delete_elem(fd, key) && errno != ENOENT)
+			return false;
+	return true;
+}
+
+/* Every set of isn_syn_buckets emptied, in one batch update. */
+static bool buckets_clear(void)
+{
+	static struct syn_bucket_set sets[ISN_SYN_BUCKET_SETS];
+	static uint32_t keys[ISN_SYN_BUCKET_SETS];
+	uint32_t count = ISN_SYN_BUCKET_SETS;
+
+	for (uint32_t i = 0; i < count; i++)
+		keys[i] = i;
+	return !bpf_map_update_batch(bpf_map__fd(skel->maps.isn_syn_buckets), keys, sets, &count,
+				     NULL);
+}
+
+bool dp_set_syn_policy(const struct syn_policy *pol_in, const uint64_t *monitor)
+{
+	struct syn_policy pol = *pol_in, cur;
+	uint32_t zero = 0;
+	int monitor_fd;
+
+	if (!loaded("dp_set_syn_policy"))
+		return false;
+	/* The list flags are dp_prefix_put's. */
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.isn_syn_policy), &zero, &cur))
+		goto fail;
+	pol.flags |= cur.flags & (SYN_POLICY_LIST4 | SYN_POLICY_LIST6);
+	syn_policy_derive(&pol);
+	monitor_fd = bpf_map__fd(skel->maps.isn_synproxy_monitor);
+	for (uint32_t word = 0; word < SYNPROXY_PORT_WORDS; word++) {
+		uint64_t bits = monitor ? monitor[word] : 0;
+
+		if (bpf_map_update_elem(monitor_fd, &word, &bits, BPF_ANY))
+			goto fail;
+	}
+	if (!pol.source_hash_key[0] && !pol.source_hash_key[1]) {
+		pol.source_hash_key[0] = 0x5d1c0ffee0ddf00dULL;
+		pol.source_hash_key[1] = 0x0123456789abcdefULL;
+	}
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.isn_syn_policy), &zero, &pol, BPF_ANY) ||
+	    !buckets_clear() ||
+	    bpf_map_update_elem(bpf_map__fd(skel->maps.isn_syn_total), &zero,
+				&(struct syn_bucket){ 0 }, BPF_ANY))
+		goto fail;
+	return true;
+fail:
+	FAIL("set the SYN policy: %s", strerror(errno));
+	return false;
+}
+
+bool dp_prefix_put(const char *prefix, uint32_t list)
+{
+	char addr[64];
+	const char *slash = strchr(prefix, '/');
+	struct prefix6_key k6 = { 0 };
+	struct prefix4_key k4 = { 0 };
+	struct syn_policy pol;
+	uint32_t zero = 0;
+	bool v6 = strchr(prefix, ':') != NULL;
+	int fd;
+
+	if (!loaded("dp_prefix_put"))
+		return false;
+	snprintf(addr, sizeof(addr), "%.*s", slash ? (int)(slash - prefix) : (int)strlen(prefix),
+		 prefix);
+	if (inet_pton(v6 ? AF_INET6 : AF_INET, addr, v6 ? (void *)k6.addr : (void *)k4.addr) != 1) {
+		FAIL("bad prefix %s", prefix);
+		return false;
+	}
+	k4.prefixlen = slash ? (uint32_t)atoi(slash + 1) : 32;
+	k6.prefixlen = slash ? (uint32_t)atoi(slash + 1) : 128;
+	fd = bpf_map__fd(v6 ? skel->maps.isn_prefix6 : skel->maps.isn_prefix4);
+	if (bpf_map_update_elem(fd, v6 ? (void *)&k6 : (void *)&k4, &list, BPF_ANY) ||
+	    bpf_map_lookup_elem(bpf_map__fd(skel->maps.isn_syn_policy), &zero, &pol))
+		goto fail;
+	pol.flags |= v6 ? SYN_POLICY_LIST6 : SYN_POLICY_LIST4;
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.isn_syn_policy), &zero, &pol, BPF_ANY))
+		goto fail;
+	return true;
+fail:
+	FAIL("put prefix %s: %s", prefix, strerror(errno));
+	return false;
+}
+
+bool dp_syn_policy_clear(void)
+{
+	uint32_t zero = 0;
+
+	if (!loaded("dp_syn_policy_clear"))
+		return false;
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.isn_syn_policy), &zero,
+				&(struct syn_policy){ 0 }, BPF_ANY) ||
+	    !lpm_clear(bpf_map__fd(skel->maps.isn_prefix4)) ||
+	    !lpm_clear(bpf_map__fd(skel->maps.isn_prefix6)) || !buckets_clear()) {
+		FAIL("clear the SYN policy: %s", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+size_t dp_syn_buckets(void)
+{
+	struct syn_bucket_set set;
+	size_t count = 0;
+	int fd;
+
+	if (!loaded("dp_syn_buckets"))
+		return 0;
+	fd = bpf_map__fd(skel->maps.isn_syn_buckets);
+	for (uint32_t i = 0; i < ISN_SYN_BUCKET_SETS; i++) {
+		if (bpf_map_lookup_elem(fd, &i, &set))
+			break;
+		for (int w = 0; w < SYN_BUCKET_WAYS; w++)
+			count += set.tag[w] != 0;
+	}
+	return count;
 }
 
 bool dp_set_syn_rate(uint16_t port, const struct syn_rate *rate)

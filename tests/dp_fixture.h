@@ -101,6 +101,19 @@ bool dp_set_key_slot(uint32_t slot, const struct isn_key *key);
 bool dp_set_syn_rate(uint16_t port, const struct syn_rate *rate);
 bool dp_get_syn_rate(uint16_t port, struct syn_rate *rate);
 
+/*
+ * The SYN policy (bpf/syn_policy.h): its settings, derived fields made,
+ * and the monitored ports' bitmap (NULL: none); the source buckets and the
+ * host's emptied, so a test starts with full buckets.
+ */
+bool dp_set_syn_policy(const struct syn_policy *pol, const uint64_t *monitor);
+/* A prefix into its family's list (enum syn_list), the policy's flag for the family set. */
+bool dp_prefix_put(const char *prefix, uint32_t list);
+/* Back to no policy at all: no limit, no list, no monitor (what other tests expect). */
+bool dp_syn_policy_clear(void);
+/* Source prefixes with a bucket now (ways of isn_syn_buckets with a tag). */
+size_t dp_syn_buckets(void);
+
 /* Empties both flow tables, so a test sees only its own flows (the sweeper takes every idle one). */
 bool dp_flows_clear(void);
 /* isn_local_addrs (bpf/local_addr.h), which no other fixture call touches; -1 before dp_setup. */

@@ -203,6 +203,24 @@ TEST(test_abi_local_addr_matches_btf)
 	CHECK_STRUCT(DATAPATH_OBJ, local_addr, members);
 }
 
+TEST(test_abi_syn_policy_records_match_btf)
+{
+	static const struct abi_member policy_members[] =
+		MEMBERS(syn_policy, source_rate, source_burst, total_rate, flags, source_step_ns,
+			source_tolerance_ns, total_step_ns, total_tolerance_ns, source_prefix4,
+			source_prefix6, monitor, pad, source_hash_key);
+	static const struct abi_member bucket_members[] = MEMBERS(syn_bucket, tat_ns);
+	static const struct abi_member set_members[] = MEMBERS(syn_bucket_set, tag, tat_ns);
+	static const struct abi_member key4_members[] = MEMBERS(prefix4_key, prefixlen, addr);
+	static const struct abi_member key6_members[] = MEMBERS(prefix6_key, prefixlen, addr);
+
+	CHECK_STRUCT(DATAPATH_OBJ, syn_policy, policy_members);
+	CHECK_STRUCT(DATAPATH_OBJ, syn_bucket, bucket_members);
+	CHECK_STRUCT(DATAPATH_OBJ, syn_bucket_set, set_members);
+	CHECK_STRUCT(DATAPATH_OBJ, prefix4_key, key4_members);
+	CHECK_STRUCT(DATAPATH_OBJ, prefix6_key, key6_members);
+}
+
 static void check_enum_value(struct btf *btf, const char *enum_name, const char *name, long value)
 {
 	int id = btf__find_by_name_kind(btf, enum_name, BTF_KIND_ENUM);
@@ -265,4 +283,9 @@ TEST(test_abi_structs_have_no_implicit_padding)
 	ASSERT_EQ(sizeof(struct resend_slot), sizeof(struct flow_key) + 8, "resend_slot size");
 	ASSERT_EQ(sizeof(struct local_addr_key), 8 + 1 + 7 + 16, "local_addr_key size");
 	ASSERT_EQ(sizeof(struct local_addr), 8, "local_addr size");
+	ASSERT_EQ(sizeof(struct syn_policy), 4 * 4 + 4 * 8 + 3 + 5 + 2 * 8, "syn_policy size");
+	ASSERT_EQ(sizeof(struct syn_bucket_set), 64, "syn_bucket_set size: one cache line");
+	ASSERT_EQ(sizeof(struct syn_source), 16, "syn_source size");
+	ASSERT_EQ(sizeof(struct prefix4_key), 4 + 4, "prefix4_key size");
+	ASSERT_EQ(sizeof(struct prefix6_key), 4 + 16, "prefix6_key size");
 }

@@ -24,6 +24,7 @@
 #include "keyfile.h"
 #include "maps.h"
 #include "pinned.h"
+#include "policy.h"
 #include "state.h"
 #include "ref/isn_ref.h"
 #include "synproxy.h"
@@ -79,8 +80,10 @@ static const char *hooks_differ(const struct config_iface *ifc, const struct lin
 		return "ingress";
 	if (req->syn_hook_given && req->syn_tc != !!(l->info.flags & LINK_F_SYN_TC))
 		return "syn-hook";
-	if (req->synproxy && l->checked && !l->cookies_served)
+	if (req->synproxy && l->checked && policy_request_answers(req->policy, req->synproxy->ports) && !l->cookies_served)
 		return "hooks, which cannot answer the SYN proxy's cookies";
+	if (req->synproxy && l->checked && !l->syns_watched)
+		return "hooks, which cannot watch the SYN proxy's ports";
 	return NULL;
 }
 
@@ -197,6 +200,68 @@ static int apply_synproxy(const struct config *file, struct plan *pl)
 	return err;
 }
 
+static const char *monitor_words(const struct syn_policy *pol, const uint64_t *monitor,
+				 char *buf, size_t len)
+{
+	if (pol->monitor == SYN_MONITOR_ALL)
+		return "all";
+	if (pol->monitor != SYN_MONITOR_PORTS)
+		return "off";
+	synproxy_format_ports(monitor, buf, len);
+	return buf;
+}
+
+/*
+ * The SYN policy as the file gives it, defaults for what it leaves out
+ * (monitor mode off, no list entries): limits, monitor mode, and the deny
+ * and allow lists, each made exactly the file's.
+ */
+static int apply_policy(const struct config *file, struct plan *pl)
+{
+	struct attach_params g = file->global;
+	const struct policy_request *want = &g.policy;
+	static uint64_t monitor[SYNPROXY_PORT_WORDS], next_monitor[SYNPROXY_PORT_WORDS];
+	static const uint64_t no_ports[SYNPROXY_PORT_WORDS];
+	struct attach_request req = { 0 };
+	struct syn_policy cur, next;
+	size_t added, removed;
+	struct cli_parser p;
+	char list[256];
+	int fd, monitor_fd, err;
+
+	attach_parser(&p);
+	if (attach_request_from(&p, &g, &req))
+		return EXIT_USAGE;
+	if (policy_open("apply", &fd, &monitor_fd))
+		return EXIT_RUNTIME;
+	err = policy_read(fd, monitor_fd, &cur, monitor) ? EXIT_RUNTIME : 0;
+	next = cur;
+	policy_defaults(&next);
+	memset(next_monitor, 0, sizeof(next_monitor));
+	policy_apply_request(&next, next_monitor, want);
+	policy_follow_ports(&next, next_monitor, g.synproxy.enabled ? g.synproxy.ports : no_ports);
+	if (!err && (!(cur.flags & SYN_POLICY_SET) ||
+		     policy_differs(&cur, monitor, &next, next_monitor))) {
+		note(pl, "SYN policy: source-rate %u, source-burst %u, source-prefix4 %u, "
+		     "source-prefix6 %u, total-rate %u, monitor %s", next.source_rate,
+		     next.source_burst, next.source_prefix4, next.source_prefix6, next.total_rate,
+		     monitor_words(&next, next_monitor, list, sizeof(list)));
+		if (!pl->dry_run && policy_write(fd, monitor_fd, &next, next_monitor)) {
+			cli_error("apply: update %s: %s", ISN_MAP_SYN_POLICY, strerror(errno));
+			err = EXIT_RUNTIME;
+		}
+	}
+	close(fd);
+	close(monitor_fd);
+	if (!err && prefix_lists_set("apply", &want->prefixes, true, true, pl->dry_run, &added,
+				     &removed))
+		err = EXIT_RUNTIME;
+	if (!err && (added || removed))
+		note(pl, "prefix lists: %zu prefix%s added, %zu removed (deny and allow as the file "
+		     "gives them)", added, added == 1 ? "" : "es", removed);
+	return err;
+}
+
 static int apply_key(const struct config *file, struct plan *pl)
 {
 	bool changed = false;
@@ -303,6 +368,9 @@ int apply_config(const struct config *file, bool dry_run, bool json)
 	/* The state's live settings, where there is state (a dry run before any attach has none). */
 	if (h.state) {
 		err = apply_isn_config(file, &pl);
+		/* The policy first: ports switched on in monitor mode never get an answer. */
+		if (!err)
+			err = apply_policy(file, &pl);
 		if (!err)
 			err = apply_synproxy(file, &pl);
 		if (!err)
@@ -348,7 +416,8 @@ int do_apply(int argc, char **argv)
 		.summary = "Make the live state of this network namespace match the config file:\n"
 			   "attach the interfaces it names that are not attached (or are, with\n"
 			   "other hooks), change live settings in place (hash, timeouts, the SYN\n"
-			   "proxy's, the key file's key; no re-attach), and detach, keeping the\n"
+			   "proxy's and its limits, monitor mode and prefix lists, the key file's\n"
+			   "key; no re-attach), and detach, keeping the\n"
 			   "state, the interfaces it no longer names. The key file is read every\n"
 			   "time, so a fleet key survives a reboot. A second apply changes nothing\n"
 			   "and says so. 'isnguard config example' prints a file to start from.",

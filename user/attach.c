@@ -49,6 +49,9 @@ enum {
 	OPT_TIMEOUT_CLOSING,
 	OPT_TIMEOUT_CLOSED,
 	OPT_REPLACE,
+	OPT_SYNPROXY_MONITOR,
+	OPT_DENY,
+	OPT_ALLOW,
 };
 
 static struct attach_params prm;
@@ -99,6 +102,19 @@ static const struct cli_option attach_options[] = {
 		       synproxy_paths, "auto (default): the host's listener where the kernel can "
 		       "(6.9), else translate; local; or translate: isnguard opens the "
 		       "connection to the server (servers behind a gateway) and translates it"),
+	CLI_OPT_CUSTOM("synproxy-monitor", required_argument, OPT_SYNPROXY_MONITOR,
+		       "PORTS|all|off", &prm.policy, policy_monitor_option,
+		       "monitor mode for these of --synproxy's ports (or all): their SYNs are "
+		       "decided and counted (syn_monitor_would_*), and all pass to the host, "
+		       "none answered; off (default) answers them"),
+	POLICY_ROWS(prm.policy),
+	CLI_OPT_CUSTOM("deny", required_argument, OPT_DENY, "PREFIX", &prm.policy,
+		       policy_deny_option, "drop SYNs to the SYN proxy's ports from PREFIX "
+		       "(198.51.100.0/24, 2001:db8::/32) before any work; repeatable, the list "
+		       "becomes the given ones ('isnguard prefix' changes it live)"),
+	CLI_OPT_CUSTOM("allow", required_argument, OPT_ALLOW, "PREFIX", &prm.policy,
+		       policy_allow_option, "pass SYNs from PREFIX to the host as without the "
+		       "SYN proxy, never answered nor limited; repeatable, as --deny"),
 	CLI_OPT_FLAG("replace", OPT_REPLACE, &prm.replace,
 		     "IFACE is attached: put this build's programs in the place of those "
 		     "running, each in one kernel call, on the same maps (an upgrade without a "
@@ -129,7 +145,8 @@ void attach_parser(struct cli_parser *p)
 void attach_params_reset(void)
 {
 	prm = (struct attach_params){ .hash = -1, .xdp_mode = -1, .ingress = -1, .syn_hook = -1,
-				      .synproxy_mode = -1, .synproxy_path = -1 };
+				      .synproxy_mode = -1, .synproxy_path = -1,
+				      .policy = { .monitor = -1 } };
 }
 
 struct attach_params *attach_params_current(void)
@@ -146,6 +163,11 @@ int attach_request_from(struct cli_parser *p, struct attach_params *in,
 	     in->invalid_ack_rate_given) && !sp->enabled)
 		return cli_usage_error(p, "--synproxy-mode, --synproxy-path, --syn-threshold and "
 					  "--invalid-ack-rate go with --synproxy PORTS");
+	if (in->policy.monitor >= 0 && !sp->enabled)
+		return cli_usage_error(p, "--synproxy-monitor goes with --synproxy PORTS");
+	if (policy_monitor_check(&in->policy, sp->ports))
+		return cli_usage_error(p, "--synproxy-monitor: %s",
+				       policy_monitor_check(&in->policy, sp->ports));
 	if (in->syn_hook == 1 && in->ingress != 1)
 		return cli_usage_error(p, "--syn-hook tc goes with --ingress tc");
 	/* Beside tc ingress, XDP runs only to answer SYNs, and only with --syn-hook xdp. */
@@ -168,6 +190,7 @@ int attach_request_from(struct cli_parser *p, struct attach_params *in,
 	req->max_flows = in->max_flows;
 	req->json = in->json;
 	req->synproxy = sp->enabled ? sp : NULL;
+	req->policy = &in->policy;
 	req->timeouts = in->timeouts;
 	req->replace = in->replace;
 	return 0;

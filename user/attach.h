@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "loader.h"
+#include "policy.h"
 #include "synproxy.h"
 
 #define ATTACH_MAX_FLOWS_LIMIT (1U << 26)
@@ -23,6 +24,7 @@ struct attach_params {
 	const char *key_file;
 	struct attach_timeouts timeouts;
 	struct synproxy_request synproxy;
+	struct policy_request policy;	/* the SYN policy's options (limits, monitor, lists) */
 };
 
 /* attach's parser over its option table. */

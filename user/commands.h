@@ -16,6 +16,7 @@ int do_apply(int argc, char **argv);	/* apply.c */
 int do_config(int argc, char **argv);	/* config.c */
 int do_purge(int argc, char **argv);	/* purge.c */
 int do_check(int argc, char **argv);	/* check.c */
+int do_prefix(int argc, char **argv);	/* prefix.c */
 int do_exporter(int argc, char **argv);	/* exporter.c */
 
 struct cmd;

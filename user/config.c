@@ -127,7 +127,7 @@ static struct config_iface *section_for(struct config_reader *r, const char *sec
 	ifc->line = r->line;
 	ifc->prm = (struct attach_params){ .hash = -1, .xdp_mode = -1, .ingress = -1,
 					   .syn_hook = -1, .synproxy_mode = -1,
-					   .synproxy_path = -1 };
+					   .synproxy_path = -1, .policy = { .monitor = -1 } };
 	return ifc;
 }
 
@@ -275,7 +275,7 @@ int config_load(const char *path, struct config *cfg)
 	snprintf(cfg->path, sizeof(cfg->path), "%s", path);
 	cfg->global = (struct attach_params){ .hash = -1, .xdp_mode = -1, .ingress = -1,
 					      .syn_hook = -1, .synproxy_mode = -1,
-					      .synproxy_path = -1 };
+					      .synproxy_path = -1, .policy = { .monitor = -1 } };
 	r.file = fopen(path, "re");
 	if (!r.file) {
 		cli_error("config %s: %s", path, strerror(errno));
@@ -329,6 +329,19 @@ static const char example[] =
 	"#syn-threshold = 1000\n"
 	"#invalid-ack-rate = 10000\n"
 	"#synproxy-path = auto\n"
+	"# SYN-ACKs one source prefix (/32, /64) draws a second past its burst,\n"
+	"# and the host in all (0: no limit); monitor mode (PORTS, all or off)\n"
+	"# counts what would be answered and passes every SYN.\n"
+	"#source-rate = 10000\n"
+	"#source-burst = 20000\n"
+	"#source-prefix4 = 32\n"
+	"#source-prefix6 = 64\n"
+	"#total-rate = 0\n"
+	"#synproxy-monitor = off\n"
+	"# Sources whose SYNs are dropped (deny) or go to the host unproxied\n"
+	"# (allow); one prefix a line, repeated; apply makes each list the file's.\n"
+	"#deny = 198.51.100.0/24\n"
+	"#allow = 192.0.2.0/24\n"
 	"\n"
 	"# One section for each interface to attach; apply detaches, keeping the\n"
 	"# state, an interface attached here that no section names.\n"

@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "counters.h"
 #include "pinned.h"
+#include "policy.h"
 
 #define STAT_NAME(name, text) [name] = text,
 static const char *const stat_names[STAT_COUNT] = { ISNGUARD_STATS(STAT_NAME) };
@@ -28,6 +29,7 @@ static const char *const section_titles[SECTION_COUNT] = {
 	[SECTION_REWRITING] = "rewriting",
 	[SECTION_FLOWS] = "flow table",
 	[SECTION_SYNPROXY] = "SYN proxy",
+	[SECTION_SYN_POLICY] = "SYN proxy, source policy",
 	[SECTION_SYNPROXY_LOCAL] = "SYN proxy, local path",
 	[SECTION_TRANSLATE] = "SYN proxy, translate path",
 	[SECTION_SWEEPER] = "sweeper",
@@ -76,6 +78,13 @@ FAMILY(sp_invalid_to_stack, "synproxy_invalid_acks_to_stack_total", NULL,
        "Invalid cookie ACKs handed to the host's stack for its RST (--invalid-ack-rate).");
 FAMILY(sp_acks_passed, "synproxy_acks_passed_total", "reason",
        "ACKs to protected ports passed before any cookie check, by why.");
+
+FAMILY(sp_monitor, "synproxy_monitor_syns_total", "verdict",
+       "Monitor mode: SYNs passed to the host, by what the SYN proxy would have done.");
+FAMILY(sp_buckets_made, "synproxy_source_buckets_made_total", NULL,
+       "Source prefixes given a bucket of the SYN policy's table.");
+FAMILY(sp_buckets_evicted, "synproxy_source_buckets_evicted_total", NULL,
+       "Buckets of sources still spending past their rate forgotten for a new source.");
 
 FAMILY(local_handshakes, "synproxy_local_handshakes_total", NULL,
        "Local path: valid cookie ACKs that gave the listener its request socket.");
@@ -186,6 +195,16 @@ const struct counter_desc counter_descs[STAT_COUNT] = {
 	ROW(STAT_COOKIE_INVALID_TO_STACK, SECTION_SYNPROXY, &sp_invalid_to_stack, NULL),
 	ROW(STAT_COOKIE_ACK_SOCKET, SECTION_SYNPROXY, &sp_acks_passed, "socket_exists"),
 	ROW(STAT_COOKIE_ACK_NO_LISTENER, SECTION_SYNPROXY, &sp_acks_passed, "no_listener"),
+
+	ROW(STAT_SYN_PREFIX_DENIED, SECTION_SYN_POLICY, &dropped, "syn_prefix_denied"),
+	ROW(STAT_SYN_PREFIX_ALLOWED, SECTION_SYN_POLICY, &sp_syns_passed, "prefix_allowed"),
+	ROW(STAT_SYN_SOURCE_LIMITED, SECTION_SYN_POLICY, &dropped, "syn_source_limited"),
+	ROW(STAT_SYN_TOTAL_LIMITED, SECTION_SYN_POLICY, &dropped, "syn_total_limited"),
+	ROW(STAT_SYN_MONITOR_ANSWER, SECTION_SYN_POLICY, &sp_monitor, "answer"),
+	ROW(STAT_SYN_MONITOR_LIMIT, SECTION_SYN_POLICY, &sp_monitor, "limit"),
+	ROW(STAT_SYN_MONITOR_DROP, SECTION_SYN_POLICY, &sp_monitor, "drop"),
+	ROW(STAT_SYN_BUCKET_NEW, SECTION_SYN_POLICY, &sp_buckets_made, NULL),
+	ROW(STAT_SYN_BUCKET_EVICTED, SECTION_SYN_POLICY, &sp_buckets_evicted, NULL),
 
 	ROW(STAT_COOKIE_HANDSHAKE, SECTION_SYNPROXY_LOCAL, &local_handshakes, NULL),
 	ROW(STAT_COOKIE_QUEUE_FULL, SECTION_SYNPROXY_LOCAL, &dropped, "accept_queue_full"),
@@ -325,7 +344,8 @@ static int read_counter(const struct stats_source *src, __u32 index, __u64 *tota
 
 int stats_read_sample(const char *cmd, const struct stats_source *src, struct stats_sample *s)
 {
-	size_t present;
+	size_t present, spending;
+	uint32_t max_buckets;
 	int err;
 
 	s->taken_s = clock_s(CLOCK_MONOTONIC);
@@ -344,6 +364,15 @@ int stats_read_sample(const char *cmd, const struct stats_source *src, struct st
 	}
 	s->flows_present = present;
 	s->flows_max = src->flows_max;
+	/* The source buckets in use, where the state has them (a build's before it: none). */
+	err = policy_bucket_fill(&present, &spending, &max_buckets);
+	if (err && err != -ENOENT) {
+		cli_error("%s: count %s: %s", cmd, ISN_MAP_SYN_BUCKETS, strerror(-err));
+		return err;
+	}
+	s->buckets_held = err ? 0 : present;
+	s->buckets_spending = err ? 0 : spending;
+	s->buckets_max = err ? 0 : max_buckets;
 	return 0;
 }
 

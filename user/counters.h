@@ -21,6 +21,7 @@ enum counter_section {
 	SECTION_REWRITING,
 	SECTION_FLOWS,
 	SECTION_SYNPROXY,
+	SECTION_SYN_POLICY,
 	SECTION_SYNPROXY_LOCAL,
 	SECTION_TRANSLATE,
 	SECTION_SWEEPER,
@@ -63,6 +64,9 @@ struct stats_sample {
 	__u64 counters[STAT_COUNT];
 	__u64 flows_present;
 	__u64 flows_max;
+	__u64 buckets_held;	/* the SYN policy's source buckets (isn_syn_buckets) */
+	__u64 buckets_spending;	/* of them, not full */
+	__u64 buckets_max;	/* 0: a state without them */
 	double taken_s;		/* CLOCK_MONOTONIC */
 	double wall_s;		/* CLOCK_REALTIME, for the timestamp */
 };
@@ -70,7 +74,7 @@ struct stats_sample {
 /* Opens them, layout-checked; on failure the one-line error names cmd. 0 or -errno. */
 int stats_source_open(const char *cmd, struct stats_source *src);
 void stats_source_close(struct stats_source *src);
-/* Every counter summed over CPUs, and the flow tables counted. 0 or -errno after the error line. */
+/* Every counter summed over CPUs, the flow tables and source buckets counted. 0 or -errno after the error line. */
 int stats_read_sample(const char *cmd, const struct stats_source *src, struct stats_sample *s);
 /*
  * The LRU handshake table evicts without telling anyone: flows created and

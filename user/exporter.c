@@ -372,6 +372,16 @@ int metrics_write(FILE *out)
 		gauge(out, "isnguard_flows_evicted",
 		      "Handshakes the full LRU table evicted, estimated: created - expired - removed - "
 		      "present, at least 0.", (double)stats_flows_evicted(&s));
+		if (s.buckets_max) {
+			gauge(out, "isnguard_synproxy_source_buckets",
+			      "The SYN policy's source buckets holding a source.",
+			      (double)s.buckets_held);
+			gauge(out, "isnguard_synproxy_source_buckets_spending",
+			      "Of them, those not full: sources sending SYNs now.",
+			      (double)s.buckets_spending);
+			gauge(out, "isnguard_synproxy_source_buckets_max",
+			      "Source buckets the table holds.", (double)s.buckets_max);
+		}
 		write_config(out, &s);
 		write_sweeper(out);
 		write_synproxy(out);

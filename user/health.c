@@ -25,6 +25,7 @@
 #include "hooks.h"
 #include "netdev.h"
 #include "pinned.h"
+#include "policy.h"
 #include "synproxy.h"
 
 #define NETNS_RUN_DIR "/run/netns"
@@ -114,10 +115,20 @@ static void link_check(struct link_health *l)
 		l->cookies_served = l->live.ingress;
 	else
 		l->cookies_served = xdp_answers && !(l->live.xdp_native && l->peer_xdp == 0);
+	/* Monitor mode sends nothing: any SYN hook will do, whatever the peer. */
+	l->syns_watched = syn_tc ? l->live.ingress : xdp_answers;
 }
 
-static void link_problems(struct health *h, const struct link_health *l, const char *ports)
+/* What the settings ask of a link: answers for the ports answered, a SYN hook for those watched. */
+static void link_served(const struct health *h, struct link_health *l)
 {
+	l->synproxy_served = (!h->synproxy_answers || l->cookies_served) &&
+			     (!h->synproxy_watches || l->syns_watched);
+}
+
+static void link_problems(struct health *h, const struct link_health *l)
+{
+	const char *ports = h->answered;
 	const char *name = l->info.ifname;
 
 	if (!strcmp(l->state, "gone")) {
@@ -128,7 +139,13 @@ static void link_problems(struct health *h, const struct link_health *l, const c
 	if (strcmp(l->state, "attached"))
 		problem(h, "%s: %s (ingress %s, egress %s); attach it again", name, l->state,
 			l->live.ingress ? "on" : "missing", l->live.egress ? "on" : "missing");
-	if (!h->synproxy_on || l->cookies_served || !l->live.ingress)
+	if (!h->synproxy_on || l->synproxy_served || !l->live.ingress)
+		return;
+	if (h->synproxy_watches && !l->syns_watched)
+		problem(h, "%s: SYNs to ports %s, in monitor mode, are watched by nobody: attached "
+			   "with --ingress tc and no SYN hook; attach it again with --synproxy or "
+			   "--syn-hook tc", name, h->watched);
+	if (!h->synproxy_answers || l->cookies_served)
 		return;
 	if (!strcmp(l->syn_hook, "none"))
 		problem(h, "%s: SYN cookies for ports %s are answered by nobody: attached with "
@@ -187,18 +204,31 @@ static void read_links(struct health *h)
 	close(fd);
 }
 
-static bool synproxy_enabled(char *ports, size_t len)
+/* The SYN proxy's ports, answered and only watched (monitor mode), into h. */
+static void synproxy_enabled(struct health *h)
 {
-	static uint64_t bitmap[SYNPROXY_PORT_WORDS];
+	static uint64_t bitmap[SYNPROXY_PORT_WORDS], monitor[SYNPROXY_PORT_WORDS];
+	static uint64_t watched[SYNPROXY_PORT_WORDS];
 	struct synproxy_config cfg;
+	struct syn_policy pol = { 0 };
+	size_t all, some;
 
-	return !synproxy_read_pinned(&cfg, bitmap) && cfg.mode != SYNPROXY_OFF &&
-	       synproxy_format_ports(bitmap, ports, len) > 0;
+	if (synproxy_read_pinned(&cfg, bitmap) || cfg.mode == SYNPROXY_OFF)
+		return;
+	if (policy_read_pinned(&pol, monitor))
+		memset(&pol, 0, sizeof(pol));	/* a state without it: every port answered */
+	some = policy_monitored_ports(&pol, bitmap, monitor, watched);
+	for (int i = 0; i < SYNPROXY_PORT_WORDS; i++)
+		bitmap[i] &= ~watched[i];
+	all = synproxy_format_ports(bitmap, h->answered, sizeof(h->answered));
+	synproxy_format_ports(watched, h->watched, sizeof(h->watched));
+	h->synproxy_answers = all > 0;
+	h->synproxy_watches = some > 0;
+	h->synproxy_on = all + some > 0;
 }
 
 void health_read(struct health *h)
 {
-	char ports[256] = "";
 	int attached = 0, here = 0;
 	uint64_t self = netns_inode();
 	int fd = pinned_map_open(ISN_MAP_CONFIG);
@@ -211,16 +241,17 @@ void health_read(struct health *h)
 		h->verdict = HEALTH_NOT_ATTACHED;
 		return;
 	}
-	h->synproxy_on = synproxy_enabled(ports, sizeof(ports));
+	synproxy_enabled(h);
 	read_links(h);
 	for (int i = 0; i < h->links; i++) {
-		const struct link_health *l = &h->link[i];
+		struct link_health *l = &h->link[i];
 
 		here += l->key.netns_ino == self;
 		attached += !l->checked || !strcmp(l->state, "attached") ||
 			    !strcmp(l->state, "partly-attached");
+		link_served(h, l);
 		if (l->checked)
-			link_problems(h, l, ports);
+			link_problems(h, l);
 	}
 	if (h->synproxy_on && here) {
 		int tick = (int)if_nametoindex(ISN_TICK_DEV);
@@ -246,8 +277,11 @@ void health_summary(const struct health *h, char *buf, size_t len)
 		attached += !h->link[i].checked || !strcmp(h->link[i].state, "attached");
 	switch (h->verdict) {
 	case HEALTH_OK:
-		snprintf(buf, len, "ok: attached to %d interface%s, everything configured is served",
-			 attached, attached == 1 ? "" : "s");
+		snprintf(buf, len, "ok: attached to %d interface%s, everything configured is served%s%s%s",
+			 attached, attached == 1 ? "" : "s",
+			 h->synproxy_watches ? "; SYN proxy in MONITOR mode on ports " : "",
+			 h->synproxy_watches ? h->watched : "",
+			 h->synproxy_watches ? " (counted and passed, none answered)" : "");
 		break;
 	case HEALTH_NOT_ATTACHED:
 		snprintf(buf, len, "not attached: %s", h->state

@@ -33,13 +33,19 @@ struct link_health {
 	const char *state;	/* attached, partly-attached, detached, gone, unchecked */
 	const char *syn_hook;	/* xdp, tc, none: where SYNs would be answered */
 	bool cookies_served;	/* the SYN proxy's SYNs get an answer that reaches the peer */
+	bool syns_watched;	/* a SYN hook runs here: monitor mode's SYNs are counted */
+	bool synproxy_served;	/* what the settings ask of it: answers, watching, or both */
 	char peer[16];		/* a veth's peer device, when known */
 	int peer_xdp;		/* 1/0: the veth peer has an XDP program; -1 not a veth or unknown */
 };
 
 struct health {
 	bool state;			/* pinned state exists */
-	bool synproxy_on;		/* ports get SYN cookies (always or auto) */
+	bool synproxy_on;		/* ports get SYN cookies (always or auto), or are watched */
+	bool synproxy_answers;		/* some of them are answered */
+	bool synproxy_watches;		/* some only watched (monitor mode) */
+	char answered[256];		/* the ports answered, as a list */
+	char watched[256];		/* the ports only watched */
 	bool tick_ok;			/* the resend tick device and its filter are here */
 	int links;
 	struct link_health link[ISN_MAX_LINKS];

@@ -27,6 +27,7 @@
 #include "local_addrs.h"
 #include "netdev.h"
 #include "pinned.h"
+#include "policy.h"
 #include "state.h"
 #include "synhook.h"
 #include "tick.h"
@@ -113,6 +114,38 @@ static int write_synproxy(struct isnguard *skel, const struct synproxy_request *
 	synproxy_host_params(&cfg);
 	return synproxy_write(bpf_map__fd(skel->maps.isn_synproxy),
 			      bpf_map__fd(skel->maps.isn_synproxy_ports), &cfg, sp->ports);
+}
+
+/*
+ * The SYN policy: the defaults where no attach has written it (new state,
+ * or a build's before it), then what the options give; monitored ports
+ * follow the protected ones; a list given becomes exactly its prefixes.
+ * Before the SYN proxy's settings, so that ports switched on in monitor
+ * mode never get an answer.
+ */
+static int write_policy(struct isnguard *skel, const struct attach_request *req)
+{
+	static uint64_t monitor[SYNPROXY_PORT_WORDS];
+	const struct policy_request *want = req->policy;
+	int fd = bpf_map__fd(skel->maps.isn_syn_policy);
+	int monitor_fd = bpf_map__fd(skel->maps.isn_synproxy_monitor);
+	struct syn_policy pol;
+	size_t added, removed;
+	int err = policy_read(fd, monitor_fd, &pol, monitor);
+
+	if (err)
+		return err;
+	if (!(pol.flags & SYN_POLICY_SET))
+		policy_defaults(&pol);
+	if (want)
+		policy_apply_request(&pol, monitor, want);
+	if (req->synproxy)
+		policy_follow_ports(&pol, monitor, req->synproxy->ports);
+	err = policy_write(fd, monitor_fd, &pol, monitor);
+	if (!err && want && (want->deny_given || want->allow_given))
+		err = prefix_lists_set("attach", &want->prefixes, want->deny_given,
+				       want->allow_given, false, &added, &removed);
+	return err;
 }
 
 static int record_link(struct isnguard *skel, const struct attach_request *req, int ifindex,
@@ -364,6 +397,11 @@ static int write_state(struct isnguard *skel, const struct attach_request *req, 
 	if (addrs < 0)	/* not fatal: every destination takes the route lookup then */
 		fprintf(stderr, "%s: warning: attach %s: this namespace's addresses: %s\n", PROG_NAME,
 			req->ifname, strerror(-addrs));
+	err = write_policy(skel, req);
+	if (err) {
+		cli_error("attach %s: write the SYN policy: %s", req->ifname, strerror(-err));
+		return err;
+	}
 	if (req->synproxy) {
 		err = write_synproxy(skel, req->synproxy);
 		if (err)

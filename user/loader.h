@@ -15,6 +15,8 @@
 #include "isnguard.h"
 #include "synproxy.h"
 
+struct policy_request;
+
 /* tc filter identity on clsact egress, so detach removes ours and nobody else's. */
 #define ISN_TC_HANDLE 0x15a9
 #define ISN_TC_PRIORITY 0x1a9
@@ -41,6 +43,7 @@ struct attach_request {
 	bool syn_hook_given;
 	uint32_t max_flows;		/* 0: keep the existing table's size, or the default */
 	const struct synproxy_request *synproxy;	/* --synproxy, or NULL */
+	const struct policy_request *policy;	/* the SYN policy's options, or NULL */
 	bool json;			/* what was done as one JSON object */
 	struct attach_timeouts timeouts;	/* written into isn_config where given */
 	bool quiet;			/* print nothing when it succeeds (apply says it) */

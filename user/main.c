@@ -30,6 +30,7 @@ static const struct cmd commands[] = {
 	{ "mode", do_mode, "switch the hash of new flows (siphash, md5, none)" },
 	{ "key", do_key, "rotate or set the secret key (new flows only)" },
 	{ "synproxy", do_synproxy, "show or set the ports that get SYN cookies" },
+	{ "prefix", do_prefix, "the SYN proxy's deny and allow lists of source prefixes" },
 	{ "purge", do_purge, "remove the kept state (refused while anything is attached)" },
 	{ "isn", do_isn, "print the keyed ISN of a connection (reference implementation)" },
 	{ "version", do_version, "print the version" },

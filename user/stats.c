@@ -108,17 +108,33 @@ static int digits(__u64 value)
 	return n;
 }
 
-/* The derived values the flow table's section ends with, always shown. */
+/*
+ * The derived values a section ends with, always shown: the flow table's,
+ * and the source policy's bucket table where the state has one.
+ */
 struct derived_value {
+	enum counter_section section;
 	const char *name;
 	__u64 value;
 };
 
-static void derived_values(const struct stats_sample *s, struct derived_value out[3])
+#define DERIVED_MAX 6
+
+static int derived_values(const struct stats_sample *s, struct derived_value out[DERIVED_MAX])
 {
-	out[0] = (struct derived_value){ "flows_present", s->flows_present };
-	out[1] = (struct derived_value){ "flows_max", s->flows_max };
-	out[2] = (struct derived_value){ "flow_evicted", stats_flows_evicted(s) };
+	int n = 0;
+
+	out[n++] = (struct derived_value){ SECTION_FLOWS, "flows_present", s->flows_present };
+	out[n++] = (struct derived_value){ SECTION_FLOWS, "flows_max", s->flows_max };
+	out[n++] = (struct derived_value){ SECTION_FLOWS, "flow_evicted", stats_flows_evicted(s) };
+	if (!s->buckets_max)
+		return n;
+	out[n++] = (struct derived_value){ SECTION_SYN_POLICY, "source_buckets", s->buckets_held };
+	out[n++] = (struct derived_value){ SECTION_SYN_POLICY, "source_buckets_spending",
+					   s->buckets_spending };
+	out[n++] = (struct derived_value){ SECTION_SYN_POLICY, "source_buckets_max",
+					   s->buckets_max };
+	return n;
 }
 
 static bool shown(const struct stats_params *prm, const struct counter_desc *d,
@@ -150,12 +166,11 @@ static void print_sample_text(const struct stats_params *prm, const struct stats
 			      const struct stats_sample *prev, bool with_time)
 {
 	double interval_s = prev ? now->taken_s - prev->taken_s : 0;
-	struct derived_value derived[3];
-	int nw = 0, vw = 0, hidden = 0;
+	struct derived_value derived[DERIVED_MAX];
+	int nw = 0, vw = 0, hidden = 0, nderived = derived_values(now, derived);
 	char when[40];
 
-	derived_values(now, derived);
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < nderived; i++) {
 		nw = nw > (int)strlen(derived[i].name) ? nw : (int)strlen(derived[i].name);
 		vw = vw > digits(derived[i].value) ? vw : digits(derived[i].value);
 	}
@@ -191,13 +206,15 @@ static void print_sample_text(const struct stats_params *prm, const struct stats
 				       (double)counter_delta(now, prev, d->stat) / interval_s);
 			putchar('\n');
 		}
-		if (sec != SECTION_FLOWS)
-			continue;
-		if (!titled)
-			printf("%s\n", counter_section_title(SECTION_FLOWS));
-		for (int i = 0; i < 3; i++)
+		for (int i = 0; i < nderived; i++) {
+			if (derived[i].section != (enum counter_section)sec)
+				continue;
+			if (!titled)
+				printf("%s\n", counter_section_title(derived[i].section));
+			titled = true;
 			printf("  %-*s  %*llu\n", nw, derived[i].name, vw,
 			       (unsigned long long)derived[i].value);
+		}
 	}
 	if (hidden)
 		printf("(%d counters at 0 not shown: --all shows them)\n", hidden);
@@ -207,12 +224,12 @@ static void print_sample_text(const struct stats_params *prm, const struct stats
 /* JSON has every counter, 0 or not, so a reader never tells a 0 from a missing key. */
 static void print_sample_json(const struct stats_sample *now, const struct stats_sample *prev)
 {
-	struct derived_value derived[3];
+	struct derived_value derived[DERIVED_MAX];
+	int nderived = derived_values(now, derived);
 	struct json_writer jw;
 	char when[40];
 
 	format_time(now->wall_s, when, sizeof(when));
-	derived_values(now, derived);
 	jw_init(&jw, stdout);
 	jw_start_object(&jw);
 	jw_string_field(&jw, "time", when);
@@ -223,7 +240,7 @@ static void print_sample_json(const struct stats_sample *now, const struct stats
 			jw_uint_field(&jw, counter_name(counter_descs[i].stat),
 				      now->counters[counter_descs[i].stat]);
 	jw_end_object(&jw);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < nderived; i++)
 		jw_uint_field(&jw, derived[i].name, derived[i].value);
 	if (prev) {
 		jw_double_field(&jw, "interval_s", now->taken_s - prev->taken_s, 3);

@@ -18,6 +18,7 @@
 #include "json_writer.h"
 #include "maps.h"
 #include "pinned.h"
+#include "policy.h"
 #include "ref/isn_ref.h"
 #include "synproxy.h"
 
@@ -61,11 +62,23 @@ struct status_synproxy {
 	bool present;
 	struct synproxy_config cfg;
 	uint64_t ports[SYNPROXY_PORT_WORDS];
+	struct syn_policy pol;
+	uint64_t monitor[SYNPROXY_PORT_WORDS];
+	struct policy_view view;
+	const struct policy_view *policy;	/* &view, or NULL: no SYN policy in the state */
 };
 
 static void read_synproxy(struct status_synproxy *sp)
 {
+	size_t held, spending;
+
 	sp->present = !synproxy_read_pinned(&sp->cfg, sp->ports);
+	sp->view = (struct policy_view){ .pol = &sp->pol, .monitor = sp->monitor, .buckets = -1 };
+	sp->policy = sp->present && !policy_read_pinned(&sp->pol, sp->monitor) ? &sp->view : NULL;
+	if (sp->policy && !policy_bucket_fill(&held, &spending, &sp->view.buckets_max)) {
+		sp->view.buckets = (long)held;
+		sp->view.spending = (long)spending;
+	}
 }
 
 struct status {
@@ -107,6 +120,7 @@ static void print_link_json(struct json_writer *jw, const struct link_health *l)
 	if (l->checked) {
 		jw_uint_field(jw, "synproxy_prog_id", l->live.cookie_prog_id);
 		jw_bool_field(jw, "syn_cookies_served", l->cookies_served);
+		jw_bool_field(jw, "syns_watched", l->syns_watched);
 	}
 	if (l->peer_xdp >= 0) {
 		jw_string_field(jw, "veth_peer", l->peer);
@@ -143,7 +157,7 @@ static void print_status_json(const struct status *st)
 	}
 	if (st->sp.present) {
 		jw_name(&jw, "synproxy");
-		synproxy_print(&st->sp.cfg, st->sp.ports, &jw);
+		synproxy_print(&st->sp.cfg, st->sp.ports, st->sp.policy, &jw);
 		jw_bool_field(&jw, "resend_tick", h->tick_ok);
 	}
 	jw_name(&jw, "interfaces");
@@ -156,10 +170,15 @@ static void print_status_json(const struct status *st)
 }
 
 /* Where the link's SYN cookies are answered, as the iface line ends. */
-static const char *cookie_words(const struct link_health *l)
+static const char *cookie_words(const struct health *h, const struct link_health *l)
 {
 	if (!l->checked)
 		return "";
+	/* Every port only watched: nothing is answered, so no peer needs to take a SYN-ACK. */
+	if (h->synproxy_watches && !h->synproxy_answers)
+		return !l->syns_watched ? ", SYNs (monitor mode) watched by nobody here"
+		       : l->info.flags & LINK_F_SYN_TC ? ", SYNs watched (monitor mode): tc"
+						       : ", SYNs watched (monitor mode): xdp";
 	if (l->info.flags & LINK_F_SYN_TC)
 		return ", SYN cookies: tc";
 	if (!l->live.cookie_prog_id)
@@ -170,7 +189,7 @@ static const char *cookie_words(const struct link_health *l)
 						  : ", SYN cookies: xdp + tc ACKs";
 }
 
-static void print_link_text(const struct link_health *l)
+static void print_link_text(const struct health *h, const struct link_health *l)
 {
 	char when[32], where[80] = "";
 	time_t t = (time_t)l->info.attached_at;
@@ -182,7 +201,7 @@ static void print_link_text(const struct link_health *l)
 		snprintf(where, sizeof(where), " (netns inode %llu, not under /run/netns: unchecked)",
 			 (unsigned long long)l->key.netns_ino);
 	printf("iface     %-15s %-15s ingress %-10s since %s%s%s\n", l->info.ifname, l->state,
-	       link_ingress_name(l->info.ingress), when, cookie_words(l), where);
+	       link_ingress_name(l->info.ingress), when, cookie_words(h, l), where);
 }
 
 static void print_status_text(const struct status *st)
@@ -206,9 +225,9 @@ static void print_status_text(const struct status *st)
 	       "looked at every %u ms)\n", cfg->timeout_opening, cfg->timeout_established,
 	       cfg->timeout_closing, cfg->timeout_closed, cfg->sweep_interval_ms);
 	if (st->sp.present)
-		synproxy_print(&st->sp.cfg, st->sp.ports, NULL);
+		synproxy_print(&st->sp.cfg, st->sp.ports, st->sp.policy, NULL);
 	for (int i = 0; i < h->links; i++)
-		print_link_text(&h->link[i]);
+		print_link_text(h, &h->link[i]);
 }
 
 int do_status(int argc, char **argv)

@@ -20,6 +20,7 @@
 #include "loader.h"
 #include "netdev.h"
 #include "pinned.h"
+#include "policy.h"
 #include "state.h"
 #include "synproxy.h"
 #include "tick.h"
@@ -79,6 +80,9 @@ int synhook_choose(struct attach_request *req, int ifindex)
 	if (!dev || netdev_veth_peer_xdp(dev, &prog_id, peer) != 0)
 		return 0;
 	if (req->syn_hook_given || (req->ingress_given && req->ingress != LINK_INGRESS_TC)) {
+		/* Every port only watched (monitor mode): XDP answers none, the hook asked for will do. */
+		if (req->synproxy && !policy_request_answers(req->policy, req->synproxy->ports))
+			return 0;
 		cli_error("attach %s: the veth peer %s has no XDP program, so the SYN cookies' "
 			  "native XDP_TX would reach nobody: use --ingress tc --syn-hook tc, "
 			  "--xdp-mode skb, or load an XDP program on %s (XDP_PASS will do)",

@@ -23,9 +23,11 @@
 #include "netdev.h"
 #include "parse.h"
 #include "pinned.h"
+#include "policy.h"
 #include "synproxy.h"
 #include "health.h"
 #include "loader.h"
+#include "state.h"
 
 #define SYNPROXY_KFUNC "bpf_sk_assign_tcp_reqsk"
 
@@ -343,7 +345,7 @@ static const char *synproxy_path_says(const struct synproxy_config *cfg)
 }
 
 void synproxy_print(const struct synproxy_config *cfg, const uint64_t *ports,
-		    struct json_writer *jw)
+		    const struct policy_view *view, struct json_writer *jw)
 {
 	static const struct { uint32_t flag; const char *name; } offers[] = {
 		{ SYNPROXY_F_SACK, "sack" }, { SYNPROXY_F_TIMESTAMPS, "timestamps" },
@@ -371,6 +373,9 @@ void synproxy_print(const struct synproxy_config *cfg, const uint64_t *ports,
 			if (cfg->flags & offers[i].flag)
 				jw_string(jw, offers[i].name);
 		jw_end_array(jw);
+		if (view)
+			policy_print(view->pol, ports, view->monitor, view->buckets,
+				     view->spending, view->buckets_max, jw);
 		jw_end_object(jw);
 		return;
 	}
@@ -395,6 +400,9 @@ void synproxy_print(const struct synproxy_config *cfg, const uint64_t *ports,
 		if (cfg->flags & offers[i].flag)
 			printf(" %s", offers[i].name);
 	printf("\n");
+	if (view)
+		policy_print(view->pol, ports, view->monitor, view->buckets, view->spending,
+			     view->buckets_max, NULL);
 }
 
 /* --- isnguard synproxy ---------------------------------------------------- */
@@ -421,6 +429,7 @@ struct synproxy_params {
 	bool invalid_ack_rate_given;	/* else keep (or the default) */
 	const char *spec;	/* PORTS, "off", or NULL */
 	uint64_t wanted[SYNPROXY_PORT_WORDS];
+	struct policy_request policy;	/* the SYN-ACK limits and --monitor, where given */
 	bool json;
 };
 
@@ -445,6 +454,12 @@ static const struct cli_option synproxy_options[] = {
 	CLI_OPT_CHOICE("path", 'p', "PATH", &synproxy_path_choice, "path", synproxy_paths,
 		       "auto (default), local or translate: where valid cookie ACKs go",
 		       .given = &synproxy_path_given),
+	CLI_OPT_CUSTOM("monitor", required_argument, POLICY_OPT_MONITOR, "PORTS|all|off", &synproxy_prm.policy,
+		       policy_monitor_option,
+		       "monitor mode for these of the ports (or all): their SYNs are decided and "
+		       "counted (syn_monitor_would_*), and all pass to the host, none answered; "
+		       "off answers them again. Switching the proxy on sets off unless given"),
+	POLICY_ROWS(synproxy_prm.policy),
 	CLI_JSON_ROW(&synproxy_prm.json, "print one JSON object"),
 	CLI_HELP_ROW,
 	{ 0 },
@@ -456,7 +471,7 @@ static int parse_synproxy_args(struct cli_parser *p, int argc, char **argv,
 	const char *why;
 	int err;
 
-	synproxy_prm = (struct synproxy_params){ .mode = -1, .path = -1 };
+	synproxy_prm = (struct synproxy_params){ .mode = -1, .path = -1, .policy = { .monitor = -1 } };
 	synproxy_mode_given = false;
 	synproxy_path_given = false;
 	err = cli_parse(p, argc, argv);
@@ -516,6 +531,50 @@ static int synproxy_change(const struct cli_parser *p, const struct synproxy_par
 	return 0;
 }
 
+/* Whether prm changes the SYN policy (limits, monitor mode). */
+static bool policy_given(const struct policy_request *r)
+{
+	return r->source_rate_given || r->source_burst_given || r->total_rate_given ||
+	       r->prefix4_given || r->prefix6_given || r->monitor >= 0;
+}
+
+/*
+ * The SYN policy after the change: the options given over the live one;
+ * monitor mode off when the proxy goes on from off, unless given (as the
+ * mode goes back to always); monitored ports among the protected ones.
+ */
+static int synproxy_policy_change(const struct cli_parser *p, const struct synproxy_params *prm,
+				  bool switched_on, const uint64_t *ports, struct syn_policy *pol,
+				  uint64_t *monitor)
+{
+	const char *why = policy_monitor_check(&prm->policy, ports);
+
+	if (why)
+		return cli_usage_error(p, "--monitor: %s (%s)", why,
+				       prm->spec ? "PORTS here" : "'isnguard synproxy' shows them");
+	if (!(pol->flags & SYN_POLICY_SET))
+		policy_defaults(pol);
+	if (switched_on && prm->policy.monitor < 0)
+		pol->monitor = SYN_MONITOR_OFF;
+	policy_apply_request(pol, monitor, &prm->policy);
+	policy_follow_ports(pol, monitor, ports);
+	return 0;
+}
+
+/* Whether any of the ports is answered, not only watched. */
+static bool synproxy_answers(const struct synproxy_config *cfg, const uint64_t *ports,
+			     const struct syn_policy *pol, const uint64_t *monitor)
+{
+	static uint64_t watched[SYNPROXY_PORT_WORDS];
+	size_t count = 0;
+
+	if (cfg->mode == SYNPROXY_OFF)
+		return false;
+	for (int i = 0; i < SYNPROXY_PORT_WORDS; i++)
+		count += (size_t)__builtin_popcountll(ports[i]);
+	return policy_monitored_ports(pol, ports, monitor, watched) < count;
+}
+
 int do_synproxy(int argc, char **argv)
 {
 	struct cli_parser p = {
@@ -527,13 +586,21 @@ int do_synproxy(int argc, char **argv)
 			   "server. Local path: the host's listener gets it (Linux 6.9,\n"
 			   "bpf_sk_assign_tcp_reqsk, and net.ipv4.tcp_syncookies 1 or 2). Translate\n"
 			   "path: isnguard opens the connection to the server itself (servers behind\n"
-			   "a gateway, older kernels) and translates it. Auto: local where it can.",
+			   "a gateway, older kernels) and translates it. Auto: local where it can.\n"
+			   "Each source prefix draws at most --source-rate SYN-ACKs a second past\n"
+			   "--source-burst; --monitor only counts what would be answered, limited\n"
+			   "or dropped, and passes every SYN. 'isnguard prefix' holds the deny and\n"
+			   "allow lists.",
 		.options = synproxy_options,
 	};
 	static struct synproxy_params prm;
-	static uint64_t ports[SYNPROXY_PORT_WORDS];
+	static uint64_t ports[SYNPROXY_PORT_WORDS], monitor[SYNPROXY_PORT_WORDS];
 	struct synproxy_config cfg;
-	int err, config_fd, ports_fd;
+	struct syn_policy pol;
+	struct policy_view view = { .pol = &pol, .monitor = monitor, .buckets = -1 };
+	int err, config_fd, ports_fd, policy_fd, monitor_fd, lock = -1;
+	bool change_proxy, change_policy;
+	size_t held, spending;
 	struct json_writer jw;
 
 	err = parse_synproxy_args(&p, argc, argv, &prm);
@@ -541,36 +608,77 @@ int do_synproxy(int argc, char **argv)
 		return err == CLI_HELP_SHOWN ? 0 : err;
 	if (require_root(p.cmd))
 		return EXIT_RUNTIME;
-	if (open_synproxy_maps(&config_fd, &ports_fd))
+	change_proxy = prm.spec || prm.mode >= 0 || prm.threshold || prm.path >= 0 ||
+		       prm.invalid_ack_rate_given;
+	change_policy = change_proxy || policy_given(&prm.policy);
+	/* The policy's list flags are the prefix command's: one writer at a time. */
+	if (change_policy && (lock = state_lock(p.cmd)) < 0)
 		return EXIT_RUNTIME;
+	if (open_synproxy_maps(&config_fd, &ports_fd)) {
+		if (lock >= 0)
+			close(lock);
+		return EXIT_RUNTIME;
+	}
+	if (policy_open(p.cmd, &policy_fd, &monitor_fd)) {
+		close(config_fd);
+		close(ports_fd);
+		if (lock >= 0)
+			close(lock);
+		return EXIT_RUNTIME;
+	}
 	err = synproxy_read(config_fd, ports_fd, &cfg, ports);
+	if (!err)
+		err = policy_read(policy_fd, monitor_fd, &pol, monitor);
 	if (err) {
 		cli_error("synproxy: read %s: %s", ISN_MAP_SYNPROXY, strerror(-err));
 		err = EXIT_RUNTIME;
-	} else if (prm.spec || prm.mode >= 0 || prm.threshold || prm.path >= 0 ||
-		   prm.invalid_ack_rate_given) {
-		err = synproxy_change(&p, &prm, &cfg, ports);
-		if (!err && cfg.mode != SYNPROXY_OFF)
+	} else if (change_policy) {
+		bool was_off = cfg.mode == SYNPROXY_OFF;
+		bool answered = synproxy_answers(&cfg, ports, &pol, monitor);
+
+		if (change_proxy)
+			err = synproxy_change(&p, &prm, &cfg, ports);
+		if (!err)
+			err = synproxy_policy_change(&p, &prm, was_off && cfg.mode != SYNPROXY_OFF,
+						     ports, &pol, monitor);
+		/* Cookies switched on, or ports out of monitor mode: someone must answer them. */
+		if (!err && synproxy_answers(&cfg, ports, &pol, monitor) && (change_proxy || !answered))
 			err = health_check_cookie_hooks();
-		if (!err && (err = synproxy_write(config_fd, ports_fd, &cfg, ports))) {
+		/* The policy first: ports switched on in monitor mode never get an answer. */
+		if (!err && (err = policy_write(policy_fd, monitor_fd, &pol, monitor))) {
+			cli_error("synproxy: update %s: %s", ISN_MAP_SYN_POLICY, strerror(-err));
+			err = EXIT_RUNTIME;
+		}
+		if (!err && change_proxy &&
+		    (err = synproxy_write(config_fd, ports_fd, &cfg, ports))) {
 			cli_error("synproxy: update %s: %s", ISN_MAP_SYNPROXY, strerror(-err));
 			err = EXIT_RUNTIME;
 		}
+		if (!err)
+			err = policy_read(policy_fd, monitor_fd, &pol, monitor) ? EXIT_RUNTIME : 0;
 	}
 	close(config_fd);
 	close(ports_fd);
+	close(policy_fd);
+	close(monitor_fd);
+	if (lock >= 0)
+		close(lock);
 	if (err)
 		return err;
 	/* The translate path's resends need the tick, which no attach made while the proxy was off. */
 	if (cfg.mode != SYNPROXY_OFF && loader_tick_sync())
 		fprintf(stderr, "%s: synproxy: made the resend tick device %s\n", PROG_NAME,
 			ISN_TICK_DEV);
+	if (!policy_bucket_fill(&held, &spending, &view.buckets_max)) {
+		view.buckets = (long)held;
+		view.spending = (long)spending;
+	}
 	if (prm.json) {
 		jw_init(&jw, stdout);
-		synproxy_print(&cfg, ports, &jw);
+		synproxy_print(&cfg, ports, &view, &jw);
 		jw_finish(&jw);
 	} else {
-		synproxy_print(&cfg, ports, NULL);
+		synproxy_print(&cfg, ports, &view, NULL);
 	}
 	return 0;
 }

@@ -62,8 +62,17 @@ int synproxy_read(int config_fd, int ports_fd, struct synproxy_config *cfg, uint
 int synproxy_read_pinned(struct synproxy_config *cfg, uint64_t *ports);
 int synproxy_write(int config_fd, int ports_fd, const struct synproxy_config *cfg,
 		   const uint64_t *ports);
-/* Text (jw NULL) or one JSON object. */
+/* The SYN policy beside the settings, as synproxy_print shows it (user/policy.c). */
+struct policy_view {
+	const struct syn_policy *pol;
+	const uint64_t *monitor;	/* isn_synproxy_monitor's bitmap */
+	long buckets;			/* isn_syn_buckets' buckets held; < 0: unknown */
+	long spending;			/* of them, not full */
+	uint32_t buckets_max;
+};
+
+/* Text (jw NULL) or one JSON object; view (may be NULL) adds the SYN policy. */
 void synproxy_print(const struct synproxy_config *cfg, const uint64_t *ports,
-		    struct json_writer *jw);
+		    const struct policy_view *view, struct json_writer *jw);
 
 #endif /* ISNGUARD_USER_SYNPROXY_H */

@@ -8,7 +8,8 @@
  * them are the steps' costs:
  * - decide: the parse, then synproxy_syn (the port, the destination and
  *   martian checks, the option parse, the listener lookup, the route);
- * - + checksum: synproxy_syn_csum;
+ * - + checksum: synproxy_syn_check (the checksums, then the SYN policy's
+ *   token);
  * - + cookie: the SipHash cookie and its TSval (synproxy_cookie);
  * the whole answer (the SYN-ACK written) is isnguard_xdp's, with a harness.
  */
@@ -44,7 +45,7 @@ static __always_inline int bench_step(struct xdp_md *xdp, enum bench_step last)
 	if (fastpath_ack(xdp) != FASTPATH_MISS || parse_packet(&c, &pkt, true) != PARSE_OK ||
 	    !tcp_is_syn(&pkt) || synproxy_syn_xdp(xdp, &pkt, &plan) != SYNPROXY_ANSWER)
 		return XDP_ABORTED;
-	if (last >= STEP_CSUM && synproxy_syn_csum(xdp, &pkt))
+	if (last >= STEP_CSUM && synproxy_syn_check(xdp, &pkt, &plan))
 		return XDP_ABORTED;
 	if (last == STEP_COOKIE && bench_step_cookie_xdp(xdp, &pkt, &plan))
 		return XDP_ABORTED;

@@ -58,6 +58,51 @@ int bench_restore6(struct xdp_md *ctx)
 }
 
 /*
+ * bench_restore4 with the SYN from a new source each run (11.0.0.1 on, a
+ * 24-bit counter), both checksums updated for it: every SYN is the first
+ * of its source, as in a flood from random spoofed addresses.
+ */
+__u32 src_counter;
+
+static __always_inline __u16 csum_replace4(__u16 check, __be32 from, __be32 to)
+{
+	__s64 sum = bpf_csum_diff(&from, 4, &to, 4, (__u16)~check);
+	__u32 s = (__u32)sum;
+
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return (__u16)~s;
+}
+
+SEC("xdp")
+int bench_restore4_newsrc(struct xdp_md *ctx)
+{
+	int delta = SYN4_LEN - (int)((long)ctx->data_end - (long)ctx->data);
+	void *data, *end;
+	struct iphdr *iph;
+	struct tcphdr *th;
+	__be32 from, to;
+
+	if (delta && bpf_xdp_adjust_tail(ctx, delta))
+		return XDP_ABORTED;
+	if (bpf_xdp_store_bytes(ctx, 0, syn4, SYN4_LEN))
+		return XDP_ABORTED;
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	if (data + SYN4_LEN > end)
+		return XDP_ABORTED;
+	iph = data + 14;
+	th = data + 34;
+	from = iph->saddr;
+	to = bpf_htonl(0x0b000000 | (++src_counter & 0xffffff));
+	iph->saddr = to;
+	iph->check = csum_replace4(iph->check, from, to);
+	th->check = csum_replace4(th->check, from, to);
+	bpf_tail_call(ctx, &bench_target, 0);
+	return XDP_ABORTED;
+}
+
+/*
  * The same at tc, for isnguard_tc_ingress answering SYNs (`--syn-hook tc`):
  * BPF_PROG_TEST_RUN reuses one skb for every run, so each run restores
  * the SYN the last one turned into a SYN-ACK. Tail calls stay within a

@@ -70,7 +70,8 @@ assert_scrape_matches_stats() { # BEFORE AFTER SCRAPE
 		series_of[$name]=$series
 		counter_of[$series]=$name
 	done < <(doc_metric_map)
-	for name in $(jq -r '.counters | keys[]' "$before") flows_present flows_max flow_evicted; do
+	for name in $(jq -r '.counters | keys[]' "$before") \
+		$(jq -r 'keys[] | select(. != "time" and . != "counters")' "$before"); do
 		series=${series_of[$name]:-}
 		if [ -z "$series" ]; then
 			missing+=" $name(no row in docs/operations.md)"

@@ -33,6 +33,8 @@ E2E_SELF=$(readlink -f "${BASH_SOURCE[0]}")
 . "$(dirname "$E2E_SELF")/nginx.sh"
 # shellcheck source=tests/e2e/operator.sh
 . "$(dirname "$E2E_SELF")/operator.sh"
+# shellcheck source=tests/e2e/policy.sh
+. "$(dirname "$E2E_SELF")/policy.sh"
 # shellcheck source=tests/e2e/docs.sh
 . "$(dirname "$E2E_SELF")/docs.sh"
 # shellcheck source=tests/e2e/metrics.sh
@@ -858,8 +860,8 @@ run_main() {
 		shift
 	done
 	mapfile -t tests < <(grep -ohE '^test_[a-z0-9_]+\(\)' "$E2E_SELF" "$E2E_DIR/synproxy.sh" \
-		"$E2E_DIR/gateway.sh" "$E2E_DIR/nginx.sh" "$E2E_DIR/operator.sh" "$E2E_DIR/docs.sh" \
-		"$E2E_DIR/metrics.sh" |
+		"$E2E_DIR/gateway.sh" "$E2E_DIR/nginx.sh" "$E2E_DIR/operator.sh" "$E2E_DIR/policy.sh" \
+		"$E2E_DIR/docs.sh" "$E2E_DIR/metrics.sh" |
 		tr -d '()')
 	for t in "${tests[@]}"; do
 		if [ ${#filters[@]} -eq 0 ]; then
