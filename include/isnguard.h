@@ -562,6 +562,18 @@ enum isn_stat {
 #undef ISNGUARD_STAT_ENUM
 
 /*
+ * isn_stats holds every counter once per slot, the counter of stat for
+ * slot at slot * STAT_COUNT + stat: a slot for each of the first
+ * ISN_STATS_IFACE_SLOTS interfaces attached (set in each load's .rodata,
+ * bpf/stats.h's stats_slot; isn_stat_slots says whose), and slot 0 for
+ * loads given none (more interfaces, the tests' own). A total is the sum
+ * over the slots; a kept map of fewer entries is copied into slot 0 on.
+ */
+#define ISN_STATS_IFACE_SLOTS 64
+#define ISN_STATS_SLOTS (ISN_STATS_IFACE_SLOTS + 1)
+#define ISN_STATS_ENTRIES (STAT_COUNT * ISN_STATS_SLOTS)
+
+/*
  * The skb mark of a cookie SYN-ACK answered at tc ingress (`--syn-hook
  * tc`) on its way out through the same device's tc egress, which clears
  * it and lets the segment pass untouched (bpf/synproxy.h,
@@ -674,6 +686,8 @@ struct isn_prof {
 #define ISN_MAP_BUILDS "isn_builds"
 /* userspace's record of the key file applied last (user/key.c): not a program's map */
 #define ISN_MAP_KEY_SOURCE "isn_key_source"
+/* userspace's record of which interface each slot of isn_stats counts for (user/statslots.c) */
+#define ISN_MAP_STAT_SLOTS "isn_stat_slots"
 #define ISN_MAP_FASTPATH "isn_fastpath"	/* the program's own: not pinned */
 #define ISN_DEFAULT_MAX_FLOWS 262144
 /*

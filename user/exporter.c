@@ -112,7 +112,43 @@ static void counter_value(FILE *out, const struct metric_family *f, __u64 value)
 		fprintf(out, " %llu\n", (unsigned long long)value);
 }
 
-/* Each family of counter_descs once, where it first appears, with all its series. */
+/*
+ * One counter's series for a slot of isn_stats: labelled with the slot's
+ * interface and network namespace (inode), or, for slot 0 (counted by no
+ * interface's load), without them.
+ */
+static void counter_series(FILE *out, const struct stats_sample *s, int slot,
+			   const struct counter_desc *d)
+{
+	const struct metric_family *f = d->family;
+	const struct stat_slot *owner = &s->slot_owner[slot];
+	const char *sep = "";
+
+	fputs(f->name, out);
+	if (f->label || slot)
+		fputc('{', out);
+	if (slot) {
+		fputs("interface=\"", out);
+		label_value(out, owner->ifname);
+		fprintf(out, "\",netns=\"%llu\"", (unsigned long long)owner->owner.netns_ino);
+		sep = ",";
+	}
+	if (f->label) {
+		fprintf(out, "%s%s=\"", sep, f->label);
+		label_value(out, d->label_value);
+		fputc('"', out);
+	}
+	if (f->label || slot)
+		fputc('}', out);
+	counter_value(out, f, s->slot_counters[slot][d->stat]);
+}
+
+/*
+ * Each family of counter_descs once, where it first appears, with all its
+ * series: one per attached interface (sum() over interface gives the
+ * totals stats shows), and the unlabelled one of what no interface's load
+ * counted.
+ */
 static void write_counters(FILE *out, const struct stats_sample *s)
 {
 	for (int i = 0; i < STAT_COUNT; i++) {
@@ -124,18 +160,12 @@ static void write_counters(FILE *out, const struct stats_sample *s)
 		if (!f || seen)
 			continue;
 		family(out, f->name, "counter", f->help);
-		for (int j = i; j < STAT_COUNT; j++) {
-			const struct counter_desc *d = &counter_descs[j];
-
-			if (d->family != f)
+		for (int slot = 0; slot < ISN_STATS_SLOTS; slot++) {
+			if (!stats_slot_shown(s, slot))
 				continue;
-			fputs(f->name, out);
-			if (f->label) {
-				fprintf(out, "{%s=\"", f->label);
-				label_value(out, d->label_value);
-				fputs("\"}", out);
-			}
-			counter_value(out, f, s->counters[d->stat]);
+			for (int j = i; j < STAT_COUNT; j++)
+				if (counter_descs[j].family == f)
+					counter_series(out, s, slot, &counter_descs[j]);
 		}
 	}
 }
