@@ -11,6 +11,8 @@
 #include <bpf/bpf_helpers.h>
 #include "isnguard.h"
 
+#define NSEC_PER_SEC 1000000000ULL
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -33,6 +35,14 @@ struct {
 	__type(key, struct link_key);
 	__type(value, struct link_info);
 } isn_links SEC(".maps");
+
+/*
+ * Set by the loader: the network namespace of the interfaces this object
+ * is attached to. The state (isn_syn_resend, the queues) is shared by
+ * attachments in every namespace; each namespace's tick resends only its
+ * own flows, from queues of its own. Events name it.
+ */
+const volatile __u64 netns_ino = 0;
 
 static __always_inline struct isn_config *config_get(void)
 {

@@ -61,14 +61,6 @@
 _Static_assert((SYNPROXY_RESEND_STEPS & (SYNPROXY_RESEND_STEPS - 1)) == 0,
 	       "a step is masked into its arrays");
 
-/*
- * Set by the loader: the network namespace of the interfaces this object
- * is attached to. The state (isn_syn_resend, the queues) is shared by
- * attachments in every namespace; each namespace's tick resends only its
- * own flows, from queues of its own.
- */
-const volatile __u64 netns_ino = 0;
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, SYNPROXY_RESEND_MAX);

@@ -31,6 +31,7 @@ static const char *const section_titles[SECTION_COUNT] = {
 	[SECTION_SYNPROXY_LOCAL] = "SYN proxy, local path",
 	[SECTION_TRANSLATE] = "SYN proxy, translate path",
 	[SECTION_SWEEPER] = "sweeper",
+	[SECTION_EVENTS] = "events",
 };
 
 /* ---- the families ---- */
@@ -134,6 +135,9 @@ FAMILY(sw_adopted, "sweeper_flows_adopted_total", NULL,
 FAMILY(sw_timer_errors, "sweeper_timer_errors_total", NULL,
        "Times the sweeper's timer failed to start.");
 
+FAMILY(ev_lost, "events_lost_total", NULL,
+       "Events a reader's ring buffer had no room for (isnguard monitor, the exporter).");
+
 #undef FAMILY
 
 #define ROW(s, sec, fam, value) { .stat = s, .section = sec, .family = fam, .label_value = value }
@@ -222,6 +226,8 @@ const struct counter_desc counter_descs[STAT_COUNT] = {
 	ROW(STAT_SWEEP_UNQUEUED, SECTION_SWEEPER, &sw_unqueued, NULL),
 	ROW(STAT_SWEEP_ADOPTED, SECTION_SWEEPER, &sw_adopted, NULL),
 	ROW(STAT_FLOW_TIMER_ERROR, SECTION_SWEEPER, &sw_timer_errors, NULL),
+
+	ROW(STAT_EVENTS_LOST, SECTION_EVENTS, &ev_lost, NULL),
 
 	/*
 	 * A cookie no longer says its slot or key: such an ACK is a bad MAC.

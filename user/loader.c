@@ -19,6 +19,7 @@
 #include <openssl/sha.h>
 
 #include "cli.h"
+#include "events.h"
 #include "hooks.h"
 #include "isnguard.h"
 #include "isnguard.skel.h"
@@ -322,6 +323,7 @@ static int open_object(const struct attach_request *req, int ifindex, bool l3,
 	slot = stat_slot_claim(req->ifname, ifindex);
 	(*skel)->rodata->stats_slot = slot;
 	(*skel)->rodata->sweep_stat_full = slot * STAT_COUNT + STAT_SWEEP_QUEUE_FULL;
+	(*skel)->rodata->event_ifindex = (__u32)ifindex;
 	bpf_map__set_max_entries((*skel)->maps.isn_flows, isn_flows_capacity(max_flows));
 	bpf_map__set_max_entries((*skel)->maps.isn_opening, isn_opening_size(max_flows));
 	bpf_map__set_max_entries((*skel)->maps.isn_sweep_flows, isn_sweep_flows_size(max_flows));
@@ -477,6 +479,7 @@ static int replace_locked(const struct attach_request *req, int ifindex)
 				     &egress_id);
 	if (!err) {
 		synhook_pin_tick_prog(skel);
+		events_pin_key_prog(skel);
 		if (synhook_proxy_on(skel))
 			attach_tick(skel, req);
 		err = record_link(skel, req, ifindex, in.prog_id, egress_id,
@@ -524,6 +527,7 @@ static int attach_locked(const struct attach_request *req, int ifindex)
 	 * that 'apply' and 'synproxy' can put the tick back without a load.
 	 */
 	synhook_pin_tick_prog(skel);
+	events_pin_key_prog(skel);
 	if (req->synproxy || synhook_proxy_on(skel))
 		attach_tick(skel, req);
 	err = record_link(skel, req, ifindex, in.prog_id, egress_id, created_hook);

@@ -29,7 +29,8 @@ static const char *const pinned_maps[] = {
 	ISN_MAP_FLOWS, ISN_MAP_OPENING, ISN_MAP_CONFIG, ISN_MAP_KEY, ISN_MAP_STATS, ISN_MAP_LINKS,
 	ISN_MAP_SYNPROXY, ISN_MAP_SYNPROXY_PORTS, ISN_MAP_SYN_RATE, ISN_MAP_SWEEPER,
 	ISN_MAP_FLOW_COUNT, ISN_MAP_SYN_RESEND, ISN_MAP_SWEEP_FLOWS, ISN_MAP_SWEEP_OPENING,
-	ISN_MAP_SWEEP_LONG, ISN_MAP_RESEND_QUEUES, ISN_MAP_RESEND_SLOTS,
+	ISN_MAP_SWEEP_LONG, ISN_MAP_RESEND_QUEUES, ISN_MAP_RESEND_SLOTS, ISN_MAP_EVENTS,
+	ISN_MAP_EVENTS_LOG, ISN_MAP_EVENT_STATE, ISN_MAP_EVENT_DROPS,
 };
 _Static_assert(sizeof(pinned_maps) / sizeof(pinned_maps[0]) == STATE_MAP_COUNT,
 	       "STATE_MAP_COUNT is how many pinned_maps there are");
@@ -552,7 +553,8 @@ void remove_state(void)
 {
 	/* Userspace's own pins beside the maps the programs share. */
 	static const char *const own_pins[] = { ISN_MAP_KEY_SOURCE, ISN_MAP_BUILDS,
-						ISN_MAP_STAT_SLOTS, ISN_PIN_TICK_PROG };
+						ISN_MAP_STAT_SLOTS, ISN_PIN_TICK_PROG,
+						ISN_PIN_EVENT_KEY_PROG };
 	char path[256];
 
 	for (size_t i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++)
