@@ -57,7 +57,9 @@ void exporter_parser(struct cli_parser *p)
 		.summary = "Serve the datapath's counters and state at /metrics in Prometheus' text\n"
 			   "format, read from the pinned maps at each scrape, until SIGTERM. The\n"
 			   "address is --listen, else the config file's [exporter] listen, else\n"
-			   EXPORTER_DEFAULT_LISTEN ". isnguard_up is 0 while no state is pinned.",
+			   EXPORTER_DEFAULT_LISTEN ". isnguard_up is 0 while no state is pinned.\n"
+			   "The datapath's events (as 'isnguard monitor' prints them) go to the\n"
+			   "journal meanwhile: SYSLOG_IDENTIFIER=isnguard-exporter, ISNGUARD_EVENT=...",
 		.options = exporter_options,
 	};
 }
@@ -568,11 +570,15 @@ static int serve(const char *listen, const struct sockaddr_storage *sa)
 		return EXIT_RUNTIME;
 	}
 	mhd_started = true;
+	if (journal_start())
+		fprintf(stderr, "%s: exporter: warning: no journal of events: %s\n", PROG_NAME,
+			strerror(errno));
 	fprintf(stderr, "%s: exporter: serving http://%s/metrics\n", PROG_NAME, listen);
 	sd_notifyf(0, "READY=1\nSTATUS=serving http://%s/metrics", listen);
 	while (sigwait(&stop, &sig))
 		;
 	sd_notify(0, "STOPPING=1");
+	journal_stop();
 	MHD_stop_daemon(daemon);
 	return 0;
 }
