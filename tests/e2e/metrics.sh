@@ -245,7 +245,8 @@ assert_prom_equals_stats() { # EXPR JQ_PATH BEFORE AFTER
 # through the SYN proxy in auto mode, before, during and after a 3-second
 # SYN flood that switches its cookies on; then `up` is 1 and the SYN and
 # cookie series, summed and a0's own, equal stats --json, and the rules saw
-# the flood.
+# the flood; isnguard monitor --json showed its start and end and the
+# switches on and off.
 test_prometheus_scrapes_the_exporter_through_a_syn_flood() {
 	local i up age flood rate pair series counter
 	require_prometheus_tools
@@ -258,6 +259,7 @@ test_prometheus_scrapes_the_exporter_through_a_syn_flood() {
 		sleep 0.5
 	done
 	assert_eq "$up" 1 'up{job="isnguard"} before the traffic'
+	monitor_start	# tests/e2e/events.sh
 	sp_server 3 60
 	sp_client_exchange	# below the threshold: passed to A's listener
 	sp_flood 4 syn 3 1000000 50000 >"$E2E_WORK/flood.out" &
@@ -271,6 +273,13 @@ test_prometheus_scrapes_the_exporter_through_a_syn_flood() {
 	sp_client_exchange	# the flood over: its SYN switches cookies off
 	bg_wait server
 	isng_log_counters
+	# The same run as isnguard monitor --json saw it: the flood and auto mode's switches.
+	sleep 0.5
+	monitor_stop
+	assert_monitor_rate_event flood_start 1001 1000000
+	assert_monitor_rate_event auto_on 1001 1000000
+	assert_monitor_rate_event auto_off 0 499
+	assert_monitor_rate_event flood_end 0 499
 	scrape "$E2E_WORK/metrics.txt"
 	assert_promtool_metrics "$E2E_WORK/metrics.txt"
 	sleep 2
