@@ -160,13 +160,20 @@ static bool ev_syn_with_window(const struct syn_rate *rate)
 	       dp_run(DP_XDP_INGRESS, in, in_len, out, &out_len, &verdict);
 }
 
+/*
+ * rate: the window's SYNs over its two seconds; the run comes a little
+ * later (ms on a slow guest), so the window is a little longer and the rate
+ * may read up to 5% lower.
+ */
 static void assert_rate_event(const struct isn_event *ev, uint32_t type, uint32_t rate,
 			      const char *what)
 {
 	test_case_begin("%s", what);
 	ASSERT_EQ(ev->type, type, "type");
 	ASSERT_EQ(ntohs(ev->dport), EV_PORT, "port");
-	ASSERT_EQ(ev->rate, rate, "rate (SYNs a second in the window)");
+	if (!ASSERT_TRUE(ev->rate <= rate && ev->rate >= rate - rate / 20,
+			 "rate (SYNs a second in the window) within 5% below the window's"))
+		test_log("rate %u, the window's %u", ev->rate, rate);
 	ASSERT_EQ(ev->threshold, 100, "threshold");
 	ASSERT_TRUE(ev->ts_ns > 0, "stamped");
 	test_case_end();
