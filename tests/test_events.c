@@ -3,8 +3,8 @@
  * The datapath's events (bpf/events.h) as its readers get them from the
  * ring buffers: auto mode's switch with the flood it starts or ends and
  * the rate that decided, sampled drops with reason and tuple at most
- * ISN_EVENT_DROPS_PER_SEC a second on a CPU, a key rotation once per
- * generation, nothing made while no reader is there, and a full ring
+ * ISN_EVENT_DROPS_PER_SEC a second on a CPU, a full flow table once a
+ * second with its limit, a key rotation once per generation, nothing made while no reader is there, and a full ring
  * counted in events_lost.
  */
 #include <arpa/inet.h>
@@ -73,6 +73,7 @@ static bool events_reader(bool on)
 		return false;
 	}
 	es.reader_pid[ISN_EVENT_READER_MONITOR] = on ? (uint32_t)getpid() : 0;
+	memset(es.table_full_ns, 0, sizeof(es.table_full_ns));	/* each test's first is reported */
 	es.reader_pid[ISN_EVENT_READER_EXPORTER] = 0;
 	if (bpf_map_update_elem(fd, &zero, &es, BPF_ANY)) {
 		FAIL("write %s: %s", ISN_MAP_EVENT_STATE, strerror(errno));
@@ -289,6 +290,65 @@ TEST(test_events_drops_sampled_with_reason_and_tuple_at_most_n_a_second)
 out:
 	events_reader(false);
 	free(budget);
+	free(log);
+}
+
+/* The host's SYN to a client, as tc egress sees it: a new connection. */
+static size_t ev_host_syn(uint8_t *frame, uint16_t sport)
+{
+	struct pkt_spec s;
+
+	memset(&s, 0, sizeof(s));
+	pkt_set_addrs(&s, EV_HOST4, EV_CLIENT4);
+	s.sport = sport;
+	s.dport = 443;
+	s.seq = 0x11111111u;
+	s.flags = TH_SYN;
+	s.window = 64240;
+	pkt_opt_mss(&s, 1460);
+	return pkt_build(&s, frame, PKT_MAX_LEN);
+}
+
+TEST(test_events_a_full_flow_table_reported_once_a_second_with_its_limit)
+{
+	enum { MAX_FLOWS = 5 };
+	struct event_log *log = calloc(1, sizeof(*log));
+	uint8_t in[PKT_MAX_LEN], out[PKT_MAX_LEN];
+	int64_t count = 0, full_count = MAX_FLOWS;
+	uint32_t zero = 0, verdict;
+	size_t in_len, out_len;
+	uint64_t full;
+	int fd = -1;
+
+	if (!log || !ev_setup(SYNPROXY_OFF))
+		goto out;
+	/* As many connections as --max-flows says: the next is refused an entry. */
+	fd = dp_map_fd(ISN_MAP_FLOW_COUNT);
+	if (fd < 0 || !ASSERT_OK(bpf_map_lookup_elem(fd, &zero, &count), "read isn_flow_count") ||
+	    !ASSERT_OK(bpf_map_update_elem(fd, &zero, &full_count, BPF_ANY), "fill isn_flow_count") ||
+	    !dp_set_max_flows(MAX_FLOWS))
+		goto restore;
+	full = dp_stat(STAT_PASS_TABLE_FULL);
+	for (uint16_t port = 43210; port < 43213; port++) {
+		in_len = ev_host_syn(in, port);
+		if (!dp_run(DP_TC_EGRESS, in, in_len, out, &out_len, &verdict))
+			goto restore;
+	}
+	ASSERT_EQ(dp_stat(STAT_PASS_TABLE_FULL), full + 3, "syn_unprotected_table_full");
+	if (!events_take(log))
+		goto restore;
+	ASSERT_EQ(log->n, 1, "events for 3 refusals within a second");
+	if (log->n == 1) {
+		ASSERT_EQ(log->ev[0].type, ISN_EVENT_TABLE_FULL, "type");
+		ASSERT_EQ(log->ev[0].reason, ISN_TABLE_FLOWS, "table");
+		ASSERT_EQ(log->ev[0].threshold, MAX_FLOWS, "limit (--max-flows)");
+	}
+restore:
+	if (fd >= 0)
+		bpf_map_update_elem(fd, &zero, &count, BPF_ANY);
+	dp_restore_config();
+out:
+	events_reader(false);
 	free(log);
 }
 
