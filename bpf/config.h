@@ -11,6 +11,8 @@
 #include <bpf/bpf_helpers.h>
 #include "isnguard.h"
 
+#define NSEC_PER_SEC 1000000000ULL
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -36,8 +38,11 @@ struct {
 
 /*
  * Set by the loader: the network namespace of the interfaces this object
- * is attached to. Maps shared by attachments in every namespace key their
- * entries with it (bpf/resend.h, bpf/local_addr.h).
+ * is attached to. The state (isn_syn_resend, the queues) is shared by
+ * attachments in every namespace; each namespace's tick resends only its
+ * own flows, from queues of its own. Maps shared by attachments in every
+ * namespace key their entries with it (bpf/resend.h, bpf/local_addr.h).
+ * Events name it.
  */
 const volatile __u64 netns_ino = 0;
 

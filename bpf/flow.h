@@ -20,7 +20,6 @@
 #include "stats.h"
 #include "sweep_queue.h"
 
-#define NSEC_PER_SEC 1000000000ULL
 /* last_seen is rewritten at most this often, to keep the entry's cache line quiet. */
 #define FLOW_TOUCH_NS (NSEC_PER_SEC / 4)
 /* How long a promoted handshake entry outlives its move (see flow_promote). */

@@ -28,6 +28,7 @@
 
 #include "compiler.h"
 #include "egress.h"
+#include "events.h"
 #include "fastpath.h"
 #include "ingress.h"
 #include "profile.h"
@@ -95,7 +96,7 @@ SEC("xdp")
 int isnguard_xdp(struct xdp_md *xdp)
 {
 	__u64 t0 = prof_start();
-	int stat = fastpath_ack(xdp);
+	int stat = fastpath_ack(xdp), verdict;
 
 	/*
 	 * The common case returns at once: clang then keeps less across the
@@ -110,8 +111,11 @@ int isnguard_xdp(struct xdp_md *xdp)
 	if (stat == FASTPATH_MISS)
 		stat = xdp_ingress(xdp, true);
 	stat_inc(stat);
+	verdict = xdp_verdict(stat);
+	if (event_wanted(stat, verdict == XDP_DROP))
+		event_packet_xdp(xdp, stat);
 	prof_end(ISN_PROF_XDP, stat, t0);
-	return xdp_verdict(stat);
+	return verdict;
 }
 
 /* The SYN-proxy half alone, beside `--ingress tc`, where tc translates. */
@@ -119,7 +123,7 @@ SEC("xdp")
 int isnguard_xdp_cookie(struct xdp_md *xdp)
 {
 	__u64 t0 = prof_start();
-	int stat = xdp_ingress(xdp, false);
+	int stat = xdp_ingress(xdp, false), verdict;
 
 	/*
 	 * Everything but SYNs is tc's to count: only the SYN proxy's own
@@ -133,8 +137,11 @@ int isnguard_xdp_cookie(struct xdp_md *xdp)
 	    stat == STAT_SYN_OTHER_HOST || stat == STAT_SYN_MARTIAN || stat == STAT_DROP_ERROR ||
 	    (stat >= STAT_SYN_PREFIX_DENIED && stat <= STAT_SYN_MONITOR_DROP))
 		stat_inc(stat);
+	verdict = xdp_verdict(stat);
+	if (event_wanted(stat, verdict == XDP_DROP))
+		event_packet_xdp(xdp, stat);
 	prof_end(ISN_PROF_XDP_COOKIE, stat, t0);
-	return xdp_verdict(stat);
+	return verdict;
 }
 
 static __always_inline int tc_verdict(int stat)
@@ -174,7 +181,7 @@ int isnguard_tc_ingress(struct __sk_buff *skb)
 	__u64 t0 = prof_start();
 	struct pkt pkt = {};
 	bool to_stack = false;
-	int stat, cookie;
+	int stat, cookie, verdict;
 
 	if (synproxy_own_rst(skb)) {
 		prof_end(ISN_PROF_TC_INGRESS, STAT_PROXY_INJECTED, t0);
@@ -229,8 +236,11 @@ int isnguard_tc_ingress(struct __sk_buff *skb)
 			stat = cookie;
 	}
 	stat_inc(stat);
+	verdict = to_stack ? TC_ACT_UNSPEC : tc_verdict(stat);
+	if (event_wanted(stat, verdict == TC_ACT_SHOT))
+		event_packet_skb(skb, stat);
 	prof_end(ISN_PROF_TC_INGRESS, stat, t0);
-	return to_stack ? TC_ACT_UNSPEC : tc_verdict(stat);
+	return verdict;
 }
 
 /*
@@ -293,6 +303,8 @@ int isnguard_tc_cookie(struct __sk_buff *skb)
 	__u64 t0 = prof_start();
 	int stat, verdict = tc_cookie(skb, &stat);
 
+	if (event_wanted(stat, verdict == TC_ACT_SHOT))
+		event_packet_skb(skb, stat);
 	prof_end(ISN_PROF_TC_COOKIE, stat, t0);
 	return verdict;
 }
@@ -302,7 +314,7 @@ int isnguard_tc_egress(struct __sk_buff *skb)
 {
 	struct ctx c = { .ctx = skb, .kind = CTX_SKB };
 	__u64 t0 = prof_start();
-	int stat;
+	int stat, verdict;
 
 	/* Counted where it was answered (cookie_sent), at tc ingress. */
 	if (synproxy_own_synack(skb)) {
@@ -311,8 +323,11 @@ int isnguard_tc_egress(struct __sk_buff *skb)
 	}
 	stat = datapath_egress(&c);
 	stat_inc(stat);
+	verdict = tc_verdict(stat);
+	if (event_wanted(stat, verdict == TC_ACT_SHOT))
+		event_packet_skb(skb, stat);
 	prof_end(ISN_PROF_TC_EGRESS, stat, t0);
-	return tc_verdict(stat);
+	return verdict;
 }
 
 /*
@@ -336,5 +351,15 @@ int isnguard_sweeper(struct __sk_buff *skb __maybe_unused)
 	return (int)flow_sweeper_start();
 }
 
+
+/*
+ * Reports a key written (bpf/events.h): attached nowhere, pinned beside
+ * the state; `isnguard key` runs it (BPF_PROG_TEST_RUN) after each write.
+ */
+SEC("tc")
+int isnguard_event_key(struct __sk_buff *skb __maybe_unused)
+{
+	return event_key_rotated();
+}
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

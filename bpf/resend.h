@@ -62,12 +62,6 @@
 _Static_assert((SYNPROXY_RESEND_STEPS & (SYNPROXY_RESEND_STEPS - 1)) == 0,
 	       "a step is masked into its arrays");
 
-/*
- * The state (isn_syn_resend, the queues) is shared by attachments in every
- * namespace; each namespace's tick resends only its own flows (netns_ino,
- * bpf/config.h), from queues of its own.
- */
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, SYNPROXY_RESEND_MAX);

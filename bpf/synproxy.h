@@ -17,6 +17,7 @@
 #include "cookie.h"
 #include "csum.h"
 #include "ctx.h"
+#include "events.h"
 #include "flow.h"
 #include "local_addr.h"
 #include "parse.h"
@@ -138,8 +139,11 @@ static __always_inline bool synproxy_auto_active(const struct synproxy_config *s
 		rate->window_start_ns = now;
 		rate->syns = 0;
 		rate->active = on;
-		if (on != was)
+		if (on != was) {
 			stat_inc(on ? STAT_AUTO_ON : STAT_AUTO_OFF);
+			event_auto_switch(index, per_sec > 0xffffffff ? 0xffffffff : (__u32)per_sec,
+					  sp->syn_threshold, on);
+		}
 	}
 	__sync_fetch_and_add(&rate->syns, 1);
 	rate->last_syn_ns = now;

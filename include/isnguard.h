@@ -580,7 +580,9 @@ struct fastpath_scratch {
 	 * it took held a source still spending past its rate, forgotten	\
 	 */								\
 	X(STAT_SYN_BUCKET_NEW,		"syn_source_bucket_made")	\
-	X(STAT_SYN_BUCKET_EVICTED,	"syn_source_bucket_evicted")
+	X(STAT_SYN_BUCKET_EVICTED,	"syn_source_bucket_evicted")	\
+	/* an event the ring buffer had no room for (bpf/events.h) */	\
+	X(STAT_EVENTS_LOST,		"events_lost")
 
 #define ISNGUARD_STAT_ENUM(name, text) name,
 enum isn_stat {
@@ -588,6 +590,18 @@ enum isn_stat {
 	STAT_COUNT
 };
 #undef ISNGUARD_STAT_ENUM
+
+/*
+ * isn_stats holds every counter once per slot, the counter of stat for
+ * slot at slot * STAT_COUNT + stat: a slot for each of the first
+ * ISN_STATS_IFACE_SLOTS interfaces attached (set in each load's .rodata,
+ * bpf/stats.h's stats_slot; isn_stat_slots says whose), and slot 0 for
+ * loads given none (more interfaces, the tests' own). A total is the sum
+ * over the slots; a kept map of fewer entries is copied into slot 0 on.
+ */
+#define ISN_STATS_IFACE_SLOTS 64
+#define ISN_STATS_SLOTS (ISN_STATS_IFACE_SLOTS + 1)
+#define ISN_STATS_ENTRIES (STAT_COUNT * ISN_STATS_SLOTS)
 
 /*
  * The skb mark of a cookie SYN-ACK answered at tc ingress (`--syn-hook
@@ -727,6 +741,14 @@ struct isn_prof {
 #define ISN_MAP_BUILDS "isn_builds"
 /* userspace's record of the key file applied last (user/key.c): not a program's map */
 #define ISN_MAP_KEY_SOURCE "isn_key_source"
+/* userspace's record of which interface each slot of isn_stats counts for (user/statslots.c) */
+#define ISN_MAP_STAT_SLOTS "isn_stat_slots"
+#define ISN_MAP_EVENTS "isn_events"
+#define ISN_MAP_EVENTS_LOG "isn_events_log"
+#define ISN_MAP_EVENT_STATE "isn_event_state"
+#define ISN_MAP_EVENT_DROPS "isn_event_drops"
+/* the program that reports a key written (user/key.c runs it): not a map */
+#define ISN_PIN_EVENT_KEY_PROG "isnguard_event_key"
 #define ISN_MAP_FASTPATH "isn_fastpath"	/* the program's own: not pinned */
 #define ISN_DEFAULT_MAX_FLOWS 262144
 /*
@@ -1119,6 +1141,85 @@ struct prefix4_key {
 struct prefix6_key {
 	__u32 prefixlen;
 	__u8 addr[16];
+};
+
+/*
+ * Events (map isn_events, a BPF ring buffer pinned with the state): rare
+ * happenings the datapath reports as they happen, read by `isnguard
+ * monitor` and the exporter (docs/design.md, "Events"). One layout for
+ * all; the fields a type does not use are 0.
+ */
+enum isn_event_type {
+	ISN_EVENT_AUTO_ON = 1,	/* auto mode: cookies on for port (rate > threshold) */
+	ISN_EVENT_AUTO_OFF,	/* auto mode: cookies off for port (rate below half) */
+	ISN_EVENT_FLOOD_START,	/* port's SYN window rate above the threshold */
+	ISN_EVENT_FLOOD_END,	/* ... below half of it again */
+	ISN_EVENT_TABLE_FULL,	/* a table refused an entry (reason: enum isn_event_table) */
+	ISN_EVENT_KEY_ROTATED,	/* a new key in use (key_gen) */
+	ISN_EVENT_DROP,		/* a dropped packet, sampled (reason: enum isn_stat) */
+	ISN_EVENT_TYPE_COUNT
+};
+
+/* The tables an ISN_EVENT_TABLE_FULL names, and where each refusal is counted. */
+enum isn_event_table {
+	ISN_TABLE_FLOWS = 1,	/* isn_flows at --max-flows: syn_unprotected_table_full */
+	ISN_TABLE_PROXY,	/* the translating proxy's entries: proxy_table_full */
+	ISN_TABLE_COUNT
+};
+
+struct isn_event {
+	__u64 ts_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u64 netns_ino;	/* the network namespace of the load that saw it */
+	__u32 type;		/* enum isn_event_type */
+	__u32 ifindex;		/* DROP: the packet's device; else the load's (0: none) */
+	__u32 reason;		/* DROP: enum isn_stat; TABLE_FULL: enum isn_event_table */
+	__u32 rate;		/* AUTO_*, FLOOD_*: SYNs a second in the window that decided */
+	__u32 threshold;	/* AUTO_*, FLOOD_*: the SYN proxy's threshold; TABLE_FULL: the limit */
+	__u32 key_gen;		/* KEY_ROTATED: the generation now in use */
+	__u8 saddr[16];		/* DROP: source address (IPv4: the first 4 bytes) */
+	__u8 daddr[16];		/* DROP: destination address */
+	__be16 sport;		/* DROP: source port */
+	__be16 dport;		/* DROP: destination port; AUTO_*, FLOOD_*: the port */
+	__u8 family;		/* DROP: enum flow_family, 0 when not parsed */
+	__u8 proto;		/* DROP: IP protocol */
+	__u8 pad[10];
+};
+
+#define ISN_EVENTS_BYTES (256 * 1024)	/* isn_events' size: a page multiple */
+/* Sampled drops: at most this many events a second on each CPU (bpf/events.h). */
+#define ISN_EVENT_DROPS_PER_SEC 10
+/* A table's refusals: one event a second at most (a full table refuses every new entry). */
+#define ISN_EVENT_TABLE_FULL_GAP_NS 1000000000ULL
+
+/*
+ * Each reader has a ring of its own (a ring buffer has one consumer
+ * position): isn_events is `isnguard monitor`'s, isn_events_log the
+ * exporter's. The datapath writes an event into each ring whose reader is
+ * there (reader_pid set), so both see every event and an idle ring counts
+ * no losses.
+ */
+enum isn_event_reader {
+	ISN_EVENT_READER_MONITOR,
+	ISN_EVENT_READER_EXPORTER,
+	ISN_EVENT_READERS
+};
+
+/*
+ * The datapath's record for events (map isn_event_state, one entry,
+ * mmapable): userspace writes only reader_pid, a word at a time.
+ */
+struct isn_event_state {
+	__u64 table_full_ns[ISN_TABLE_COUNT];	/* the latest TABLE_FULL event of each */
+	__u32 reader_pid[ISN_EVENT_READERS];	/* the reader of each ring, 0: none */
+	__u32 key_gen;		/* the generation the latest KEY_ROTATED said */
+	__u32 pad;
+};
+
+/* Sampled drops' budget on one CPU (map isn_event_drops, per CPU). */
+struct isn_event_drops {
+	__u64 window_start_ns;	/* the current second's start */
+	__u32 sent;		/* drop events sent in it */
+	__u32 pad;
 };
 
 /* Protected ports: a bitmap of 65536 bits in 64-bit words, indexed by port (host order). */

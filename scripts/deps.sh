@@ -19,7 +19,7 @@ packages=(
 	iproute2 tcpdump nftables	# namespaces, veth, captures, packet loss in end-to-end tests
 	util-linux openssl ethtool	# nsenter; openssl cross-checks test streams; ethtool forces software checksums
 	nginx wrk apache2-utils curl	# real server and clients: end-to-end tests, the connection-rate bench
-	jq man-db			# the doc test: the examples' JSON, the manual rendered
+	jq man-db			# JSON in the end-to-end tests and the doc test; the manual rendered
 )
 kernels_packages=(
 	linux-image-cloud-amd64		# Debian 12's kernel (6.1) and its modules

@@ -186,9 +186,12 @@ created 0700: the maps isn_flows, isn_opening, isn_flow_count, isn_config,
 isn_key (write\-only), isn_stats, isn_links, isn_synproxy,
 isn_synproxy_ports, isn_syn_rate, isn_syn_resend, isn_resend_queues,
 isn_resend_slots, isn_sweeper,
-isn_sweep_flows, isn_sweep_opening, isn_sweep_long, and the SYN policy's
+isn_sweep_flows, isn_sweep_opening, isn_sweep_long, isn_local_addrs (each
+namespace's own addresses), the SYN policy's
 isn_syn_policy, isn_synproxy_monitor, isn_prefix4, isn_prefix6,
-isn_syn_buckets and isn_syn_total; userspace's own pins isn_key_source (the SHA\-256 of the key file applied last) and isnguard_tc_tick (the tick program, so apply can put the tick back).
+isn_syn_buckets and isn_syn_total, the events' ring buffers
+isn_events (monitor's) and isn_events_log (the exporter's), isn_event_state
+and isn_event_drops; userspace's own pins isn_key_source (the SHA\-256 of the key file applied last), isn_stat_slots (which interface each set of counters is), isn_builds (the build attached to each link), isnguard_tc_tick (the tick program, so apply can put the tick back) and isnguard_event_key (the program that reports a key written).
 FILES
 if has_command apply; then
 	cat <<'CONF'

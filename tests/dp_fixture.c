@@ -676,6 +676,34 @@ uint64_t dp_stat(enum isn_stat stat)
 	return percpu_u64_sum(bpf_map__fd(skel->maps.isn_stats), stat, sizeof(uint64_t), 0);
 }
 
+int dp_map_fd(const char *name)
+{
+	struct bpf_map *map;
+
+	if (!loaded("dp_map_fd"))
+		return -1;
+	map = bpf_object__find_map_by_name(skel->obj, name);
+	if (!map) {
+		FAIL("no map %s in isnguard.bpf.o", name);
+		return -1;
+	}
+	return bpf_map__fd(map);
+}
+
+int dp_prog_fd_by_name(const char *name)
+{
+	struct bpf_program *prog;
+
+	if (!loaded("dp_prog_fd_by_name"))
+		return -1;
+	prog = bpf_object__find_program_by_name(skel->obj, name);
+	if (!prog) {
+		FAIL("no program %s in isnguard.bpf.o", name);
+		return -1;
+	}
+	return bpf_program__fd(prog);
+}
+
 uint64_t dp_fastpath_predicted(void)
 {
 	if (!loaded("dp_fastpath_predicted"))

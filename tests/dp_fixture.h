@@ -128,6 +128,10 @@ int64_t dp_flow_count(void);
 
 /* Sum over CPUs of one counter. */
 uint64_t dp_stat(enum isn_stat stat);
+/* The fd of the loaded object's map name; -1 and a failed test if none. */
+int dp_map_fd(const char *name);
+/* The fd of the loaded object's program name (one attached nowhere); -1 and a failed test if none. */
+int dp_prog_fd_by_name(const char *name);
 /* ACKs XDP's header prediction translated (bpf/fastpath.h), over CPUs. */
 uint64_t dp_fastpath_predicted(void);
 

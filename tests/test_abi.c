@@ -143,6 +143,22 @@ TEST(test_abi_synproxy_records_match_btf)
 	CHECK_STRUCT(DATAPATH_OBJ, invalid_ack_budget, budget_members);
 }
 
+TEST(test_abi_events_match_btf)
+{
+	static const struct abi_member event_members[] =
+		MEMBERS(isn_event, ts_ns, netns_ino, type, ifindex, reason, rate, threshold, key_gen,
+			saddr, daddr, sport, dport, family, proto, pad);
+	static const struct abi_member state_members[] =
+		MEMBERS(isn_event_state, table_full_ns, reader_pid, key_gen, pad);
+	static const struct abi_member drops_members[] =
+		MEMBERS(isn_event_drops, window_start_ns, sent, pad);
+
+	CHECK_STRUCT(DATAPATH_OBJ, isn_event, event_members);
+	CHECK_STRUCT(DATAPATH_OBJ, isn_event_state, state_members);
+	CHECK_STRUCT(DATAPATH_OBJ, isn_event_drops, drops_members);
+	ASSERT_EQ(sizeof(struct isn_event), 2 * 8 + 6 * 4 + 2 * 16 + 2 * 2 + 2 + 10, "isn_event size");
+}
+
 TEST(test_abi_flow_state_matches_btf)
 {
 	static const struct abi_member members[] =
@@ -288,4 +304,7 @@ TEST(test_abi_structs_have_no_implicit_padding)
 	ASSERT_EQ(sizeof(struct syn_source), 16, "syn_source size");
 	ASSERT_EQ(sizeof(struct prefix4_key), 4 + 4, "prefix4_key size");
 	ASSERT_EQ(sizeof(struct prefix6_key), 4 + 16, "prefix6_key size");
+	ASSERT_EQ(sizeof(struct isn_event_state), ISN_TABLE_COUNT * 8 + ISN_EVENT_READERS * 4 + 2 * 4,
+		  "isn_event_state size");
+	ASSERT_EQ(sizeof(struct isn_event_drops), 8 + 2 * 4, "isn_event_drops size");
 }

@@ -19,6 +19,7 @@
 #include "cli_run.h"
 #include "harness.h"
 #include "isnguard.h"
+#include "statslots.h"
 
 #define TEST_FLOWS_MAX 1024
 #define KEY_HEX "000102030405060708090a0b0c0d0e0f"
@@ -535,6 +536,91 @@ TEST(test_exporter_once_exports_every_counter_once_with_its_value)
 			     retired_stat(i) ? "retired, yet exported" : "no series has its value");
 	(void)values;
 out:
+	state_destroy(&st);
+}
+
+/*
+ * isn_stats as attach makes it, a slot per interface, and isn_stat_slots
+ * naming slots 1 (a0 in netns 11) and 2 (b0 in netns 22); cookie_sent
+ * counted 5 in slot 1, 7 in slot 2 and 1 in slot 0, on one CPU each.
+ */
+static bool plant_interface_slots(struct pinned_state *st)
+{
+	struct stat_slot a0 = { .owner = { .netns_ino = 11, .ifindex = 3 }, .ifname = "a0" };
+	struct stat_slot b0 = { .owner = { .netns_ino = 22, .ifindex = 4 }, .ifname = "b0" };
+	__u64 per_cpu[st->ncpus];
+	const __u64 counts[3] = { 1, 5, 7 };
+	char path[160];
+	__u32 one = 1, two = 2;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", st->dir, ISN_MAP_STATS);
+	unlink(path);
+	close(st->stats_fd);
+	st->stats_fd = create_pinned(st, BPF_MAP_TYPE_PERCPU_ARRAY, ISN_MAP_STATS, sizeof(__u32),
+				     sizeof(__u64), ISN_STATS_ENTRIES, 0);
+	fd = create_pinned(st, BPF_MAP_TYPE_ARRAY, ISN_MAP_STAT_SLOTS, sizeof(__u32),
+			   sizeof(struct stat_slot), ISN_STATS_SLOTS, 0);
+	if (!ASSERT_TRUE(st->stats_fd >= 0 && fd >= 0, "the maps of slots"))
+		return false;
+	bpf_map_update_elem(fd, &one, &a0, BPF_ANY);
+	bpf_map_update_elem(fd, &two, &b0, BPF_ANY);
+	close(fd);
+	for (__u32 slot = 0; slot < 3; slot++) {
+		__u32 index = slot * STAT_COUNT + STAT_COOKIE_SENT;
+
+		memset(per_cpu, 0, sizeof(per_cpu));
+		per_cpu[(int)slot % st->ncpus] = counts[slot];
+		if (!ASSERT_OK(bpf_map_update_elem(st->stats_fd, &index, per_cpu, BPF_ANY), "plant"))
+			return false;
+	}
+	return true;
+}
+
+static void unpin_slots(const struct pinned_state *st)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/%s", st->dir, ISN_MAP_STAT_SLOTS);
+	unlink(path);
+}
+
+/* Totals sum the slots; each interface's counters are its own, and what no interface counted apart. */
+TEST(test_stats_and_exporter_show_each_interfaces_counters)
+{
+	const char *json[] = { "stats", "--json", NULL };
+	const char *once[] = { "exporter", "--once", NULL };
+	const char *const want_series[] = {
+		"isnguard_synproxy_cookies_sent_total 1\n",
+		"isnguard_synproxy_cookies_sent_total{interface=\"a0\",netns=\"11\"} 5\n",
+		"isnguard_synproxy_cookies_sent_total{interface=\"b0\",netns=\"22\"} 7\n",
+		"isnguard_packets_passed_total{interface=\"b0\",netns=\"22\",reason=\"not_ip\"} 0\n",
+	};
+	struct pinned_state st;
+	struct cli_result res;
+	unsigned long long value;
+	const char *a0, *b0;
+
+	if (!state_create(&st))
+		return;
+	if (plant_interface_slots(&st) && run_cli(&res, json)) {
+		ASSERT_EQ(res.status, 0, "stats: exit status");
+		ASSERT_TRUE(json_value_of(res.out, "cookie_sent", &value) && value == 13,
+			    "cookie_sent: the sum of the slots");
+		a0 = strstr(res.out, "{\"interface\":\"a0\",\"netns_inode\":11,\"counters\":{");
+		b0 = strstr(res.out, "{\"interface\":\"b0\",\"netns_inode\":22,\"counters\":{");
+		ASSERT_TRUE(strstr(res.out, "\"interfaces\":[{\"interface\":\"\",\"netns_inode\":0,") != NULL,
+			    "slot 0 first, as it counted");
+		ASSERT_TRUE(a0 && json_value_of(a0, "cookie_sent", &value) && value == 5, "a0's cookie_sent");
+		ASSERT_TRUE(b0 && json_value_of(b0, "cookie_sent", &value) && value == 7, "b0's cookie_sent");
+	}
+	if (run_cli(&res, once)) {
+		ASSERT_EQ(res.status, 0, "exporter: exit status");
+		for (size_t i = 0; i < sizeof(want_series) / sizeof(want_series[0]); i++)
+			if (!strstr(res.out, want_series[i]))
+				FAIL("no \"%.*s\" in /metrics", (int)strlen(want_series[i]) - 1, want_series[i]);
+	}
+	unpin_slots(&st);
 	state_destroy(&st);
 }
 

@@ -4066,6 +4066,46 @@ static void route_ack_step(struct route_result *res)
 	res->handshake_moved = dp_stat(STAT_COOKIE_HANDSHAKE) - handshake;
 }
 
+/*
+ * Whether addr (text) is on an interface of this namespace and no longer
+ * tentative: the kernel clears IFA_F_TENTATIVE (0x40) of a loopback
+ * address from a workqueue, after the ioctl that added it returned, and a
+ * FIB lookup before then does not find it local.
+ */
+static bool ipv6_addr_ready(const char *addr)
+{
+	char want[33], hex[33], name[IFNAMSIZ];
+	unsigned int ifindex, plen, scope, flags;
+	struct in6_addr a;
+	bool ready = false;
+	FILE *f;
+
+	if (inet_pton(AF_INET6, addr, &a) != 1)
+		return false;
+	for (int i = 0; i < 16; i++)
+		snprintf(want + 2 * i, 3, "%02x", a.s6_addr[i]);
+	f = fopen("/proc/net/if_inet6", "re");
+	while (f && fscanf(f, "%32s %x %x %x %x %15s", hex, &ifindex, &plen, &scope, &flags,
+			   name) == 6)
+		if (!strcmp(hex, want) && !(flags & 0x40))
+			ready = true;
+	if (f)
+		fclose(f);
+	return ready;
+}
+
+static bool ipv6_addr_wait_ready(const char *addr)
+{
+	for (int i = 0; i < 200; i++) {
+		struct timespec pause = { .tv_nsec = 5000000 };
+
+		if (ipv6_addr_ready(addr))
+			return true;
+		nanosleep(&pause, NULL);
+	}
+	return false;
+}
+
 static void route_steps(void *result)
 {
 	struct route_result *res = result;
@@ -4092,6 +4132,7 @@ static void route_steps(void *result)
 	STEP(fd6 >= 0 && write_file("/proc/sys/net/ipv6/conf/lo/forwarding", "1"),
 	     "IPv6 forwarding on lo");
 	STEP(ioctl_addr6(fd6, HOST6, 128), "HOST6/128 on lo");
+	STEP(ipv6_addr_wait_ready(HOST6), "HOST6 on lo not tentative within 1 s");
 	STEP(ioctl_route6(fd6, "2001:db8:9::", 64, RTN_UNICAST), "2001:db8:9::/64 dev lo");
 	STEP(ioctl_route6(fd6, "2001:db8:10::", 64, RTN_UNREACHABLE), "unreachable 2001:db8:10::/64");
 	STEP(listen_on(4, SP_PORT, 16, &listener) && listen_on(6, SP_PORT, 16, &listener6),

@@ -18,6 +18,7 @@ int do_purge(int argc, char **argv);	/* purge.c */
 int do_check(int argc, char **argv);	/* check.c */
 int do_prefix(int argc, char **argv);	/* prefix.c */
 int do_exporter(int argc, char **argv);	/* exporter.c */
+int do_monitor(int argc, char **argv);	/* monitor.c */
 
 struct cmd;
 /* The bash completion script for these commands, from their option tables (completion.c). */

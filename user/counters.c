@@ -33,6 +33,7 @@ static const char *const section_titles[SECTION_COUNT] = {
 	[SECTION_SYNPROXY_LOCAL] = "SYN proxy, local path",
 	[SECTION_TRANSLATE] = "SYN proxy, translate path",
 	[SECTION_SWEEPER] = "sweeper",
+	[SECTION_EVENTS] = "events",
 };
 
 /* ---- the families ---- */
@@ -143,6 +144,9 @@ FAMILY(sw_adopted, "sweeper_flows_adopted_total", NULL,
 FAMILY(sw_timer_errors, "sweeper_timer_errors_total", NULL,
        "Times the sweeper's timer failed to start.");
 
+FAMILY(ev_lost, "events_lost_total", NULL,
+       "Events a reader's ring buffer had no room for (isnguard monitor, the exporter).");
+
 #undef FAMILY
 
 #define ROW(s, sec, fam, value) { .stat = s, .section = sec, .family = fam, .label_value = value }
@@ -242,6 +246,8 @@ const struct counter_desc counter_descs[STAT_COUNT] = {
 	ROW(STAT_SWEEP_ADOPTED, SECTION_SWEEPER, &sw_adopted, NULL),
 	ROW(STAT_FLOW_TIMER_ERROR, SECTION_SWEEPER, &sw_timer_errors, NULL),
 
+	ROW(STAT_EVENTS_LOST, SECTION_EVENTS, &ev_lost, NULL),
+
 	/*
 	 * A cookie no longer says its slot or key: such an ACK is a bad MAC.
 	 * Their slots stay in isn_stats, so kept state's counters copy index
@@ -287,8 +293,10 @@ void stats_source_close(struct stats_source *src)
 		close(src->stats_fd);
 	src->stats_fd = -1;
 	flow_tables_close(&src->flows);
-	free(src->per_cpu);
-	src->per_cpu = NULL;
+	free(src->values);
+	free(src->keys);
+	src->values = NULL;
+	src->keys = NULL;
 }
 
 /* --max-flows from the config, else fallback (the connections' table's size). */
@@ -308,12 +316,14 @@ static __u32 configured_max_flows(__u32 fallback)
 
 int stats_source_open(const char *cmd, struct stats_source *src)
 {
+	struct bpf_map_info info;
 	int err;
 
 	*src = (struct stats_source){ .stats_fd = -1, .flows = { .fd = { -1, -1 } } };
-	src->stats_fd = map_open_checked(cmd, &isn_stats_layout, NULL);
+	src->stats_fd = map_open_checked(cmd, &isn_stats_layout, &info);
 	if (src->stats_fd < 0)
 		return src->stats_fd;
+	src->entries = info.max_entries < ISN_STATS_ENTRIES ? info.max_entries : ISN_STATS_ENTRIES;
 	err = flow_tables_open(cmd, &src->flows);
 	if (err)
 		return err;
@@ -324,22 +334,38 @@ int stats_source_open(const char *cmd, struct stats_source *src)
 		return src->ncpus;
 	}
 	/* Per-CPU values come as ncpus slots of round_up(value_size, 8) = 8 bytes. */
-	src->per_cpu = calloc((size_t)src->ncpus, sizeof(__u64));
-	if (!src->per_cpu) {
+	src->values = calloc((size_t)src->ncpus * src->entries, sizeof(__u64));
+	src->keys = calloc(src->entries, sizeof(__u32));
+	if (!src->values || !src->keys) {
 		cli_error("%s: %s", cmd, strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	return 0;
 }
 
-static int read_counter(const struct stats_source *src, __u32 index, __u64 *total)
+/*
+ * Every entry of isn_stats in batches (one system call for all its slots'
+ * counters where the kernel hands them at once), keys in src->keys and
+ * their ncpus values each in src->values. 0, or -errno.
+ */
+static int read_entries(const struct stats_source *src)
 {
-	if (bpf_map_lookup_elem(src->stats_fd, &index, src->per_cpu))
-		return -errno;
-	*total = 0;
-	for (int cpu = 0; cpu < src->ncpus; cpu++)
-		*total += src->per_cpu[cpu];
-	return 0;
+	__u32 done = 0, next = 0;
+
+	while (done < src->entries) {
+		LIBBPF_OPTS(bpf_map_batch_opts, opts);
+		__u32 count = src->entries - done;
+		int err = bpf_map_lookup_batch(src->stats_fd, done ? &next : NULL, &next,
+					       src->keys + done,
+					       src->values + (size_t)done * src->ncpus, &count, &opts);
+
+		done += count;
+		if (err && errno == ENOENT)
+			break;	/* the last batch */
+		if (err)
+			return -errno;
+	}
+	return done == src->entries ? 0 : -EIO;
 }
 
 int stats_read_sample(const char *cmd, const struct stats_source *src, struct stats_sample *s)
@@ -350,13 +376,26 @@ int stats_read_sample(const char *cmd, const struct stats_source *src, struct st
 
 	s->taken_s = clock_s(CLOCK_MONOTONIC);
 	s->wall_s = clock_s(CLOCK_REALTIME);
-	for (__u32 i = 0; i < STAT_COUNT; i++) {
-		err = read_counter(src, i, &s->counters[i]);
-		if (err) {
-			cli_error("%s: read %s: %s", cmd, stat_names[i], strerror(-err));
-			return err;
-		}
+	err = read_entries(src);
+	if (err) {
+		cli_error("%s: read %s: %s", cmd, ISN_MAP_STATS, strerror(-err));
+		return err;
 	}
+	memset(s->counters, 0, sizeof(s->counters));
+	memset(s->slot_counters, 0, sizeof(s->slot_counters));
+	s->slots = (int)((src->entries + STAT_COUNT - 1) / STAT_COUNT);
+	for (__u32 i = 0; i < src->entries; i++) {
+		__u32 key = src->keys[i], slot = key / STAT_COUNT, stat = key % STAT_COUNT;
+		__u64 total = 0;
+
+		if (slot >= ISN_STATS_SLOTS)
+			continue;
+		for (int cpu = 0; cpu < src->ncpus; cpu++)
+			total += src->values[(size_t)i * src->ncpus + cpu];
+		s->slot_counters[slot][stat] += total;
+		s->counters[stat] += total;
+	}
+	stat_slots_read(s->slot_owner);
 	err = flow_tables_count(&src->flows, &present);
 	if (err) {
 		cli_error("%s: count the flow tables: %s", cmd, strerror(-err));
@@ -383,4 +422,24 @@ __u64 stats_flows_evicted(const struct stats_sample *s)
 	__u64 created = s->counters[STAT_FLOW_CREATED];
 
 	return created > gone_without_eviction ? created - gone_without_eviction : 0;
+}
+
+bool stats_per_interface(const struct stats_sample *s)
+{
+	for (int slot = 1; slot < s->slots && slot < ISN_STATS_SLOTS; slot++)
+		if (s->slot_owner[slot].owner.ifindex)
+			return true;
+	return false;
+}
+
+bool stats_slot_shown(const struct stats_sample *s, int slot)
+{
+	if (slot < 0 || slot >= s->slots || slot >= ISN_STATS_SLOTS)
+		return false;
+	if (slot)
+		return s->slot_owner[slot].owner.ifindex != 0;
+	for (int i = 0; i < STAT_COUNT; i++)
+		if (s->slot_counters[0][i])
+			return true;
+	return !stats_per_interface(s);
 }

@@ -13,6 +13,7 @@
 
 #include "isnguard.h"
 #include "maps.h"
+#include "statslots.h"
 
 /* Where `stats` shows a counter, in this order. */
 enum counter_section {
@@ -25,6 +26,7 @@ enum counter_section {
 	SECTION_SYNPROXY_LOCAL,
 	SECTION_TRANSLATE,
 	SECTION_SWEEPER,
+	SECTION_EVENTS,
 	SECTION_COUNT
 };
 
@@ -56,12 +58,17 @@ struct stats_source {
 	int stats_fd;
 	struct flow_tables flows;
 	__u32 flows_max;
+	__u32 entries;		/* isn_stats': STAT_COUNT a slot (a planted or kept map may hold one) */
 	int ncpus;
-	__u64 *per_cpu;		/* one lookup's worth: ncpus values of 8 bytes */
+	__u64 *values;		/* every entry's ncpus values of 8 bytes */
+	__u32 *keys;
 };
 
 struct stats_sample {
-	__u64 counters[STAT_COUNT];
+	__u64 counters[STAT_COUNT];	/* summed over CPUs and slots */
+	__u64 slot_counters[ISN_STATS_SLOTS][STAT_COUNT];	/* summed over CPUs */
+	int slots;			/* how many isn_stats holds */
+	struct stat_slot slot_owner[ISN_STATS_SLOTS];	/* isn_stat_slots: whose each is */
 	__u64 flows_present;
 	__u64 flows_max;
 	__u64 buckets_held;	/* the SYN policy's source buckets (isn_syn_buckets) */
@@ -82,5 +89,14 @@ int stats_read_sample(const char *cmd, const struct stats_source *src, struct st
  * and the tables are read a moment apart), clamped at 0.
  */
 __u64 stats_flows_evicted(const struct stats_sample *s);
+/*
+ * Whether a slot's counters are shown on their own: a slot with an
+ * interface; slot 0 (counted by no interface's load) when it counted
+ * anything, or when no slot has an interface, so that its counters are the
+ * totals.
+ */
+bool stats_slot_shown(const struct stats_sample *s, int slot);
+/* Whether any slot has an interface: per-interface counters to show. */
+bool stats_per_interface(const struct stats_sample *s);
 
 #endif /* ISNGUARD_COUNTERS_H */

@@ -57,7 +57,9 @@ void exporter_parser(struct cli_parser *p)
 		.summary = "Serve the datapath's counters and state at /metrics in Prometheus' text\n"
 			   "format, read from the pinned maps at each scrape, until SIGTERM. The\n"
 			   "address is --listen, else the config file's [exporter] listen, else\n"
-			   EXPORTER_DEFAULT_LISTEN ". isnguard_up is 0 while no state is pinned.",
+			   EXPORTER_DEFAULT_LISTEN ". isnguard_up is 0 while no state is pinned.\n"
+			   "The datapath's events (as 'isnguard monitor' prints them) go to the\n"
+			   "journal meanwhile: SYSLOG_IDENTIFIER=isnguard-exporter, ISNGUARD_EVENT=...",
 		.options = exporter_options,
 	};
 }
@@ -112,7 +114,43 @@ static void counter_value(FILE *out, const struct metric_family *f, __u64 value)
 		fprintf(out, " %llu\n", (unsigned long long)value);
 }
 
-/* Each family of counter_descs once, where it first appears, with all its series. */
+/*
+ * One counter's series for a slot of isn_stats: labelled with the slot's
+ * interface and network namespace (inode), or, for slot 0 (counted by no
+ * interface's load), without them.
+ */
+static void counter_series(FILE *out, const struct stats_sample *s, int slot,
+			   const struct counter_desc *d)
+{
+	const struct metric_family *f = d->family;
+	const struct stat_slot *owner = &s->slot_owner[slot];
+	const char *sep = "";
+
+	fputs(f->name, out);
+	if (f->label || slot)
+		fputc('{', out);
+	if (slot) {
+		fputs("interface=\"", out);
+		label_value(out, owner->ifname);
+		fprintf(out, "\",netns=\"%llu\"", (unsigned long long)owner->owner.netns_ino);
+		sep = ",";
+	}
+	if (f->label) {
+		fprintf(out, "%s%s=\"", sep, f->label);
+		label_value(out, d->label_value);
+		fputc('"', out);
+	}
+	if (f->label || slot)
+		fputc('}', out);
+	counter_value(out, f, s->slot_counters[slot][d->stat]);
+}
+
+/*
+ * Each family of counter_descs once, where it first appears, with all its
+ * series: one per attached interface (sum() over interface gives the
+ * totals stats shows), and the unlabelled one of what no interface's load
+ * counted.
+ */
 static void write_counters(FILE *out, const struct stats_sample *s)
 {
 	for (int i = 0; i < STAT_COUNT; i++) {
@@ -124,18 +162,12 @@ static void write_counters(FILE *out, const struct stats_sample *s)
 		if (!f || seen)
 			continue;
 		family(out, f->name, "counter", f->help);
-		for (int j = i; j < STAT_COUNT; j++) {
-			const struct counter_desc *d = &counter_descs[j];
-
-			if (d->family != f)
+		for (int slot = 0; slot < ISN_STATS_SLOTS; slot++) {
+			if (!stats_slot_shown(s, slot))
 				continue;
-			fputs(f->name, out);
-			if (f->label) {
-				fprintf(out, "{%s=\"", f->label);
-				label_value(out, d->label_value);
-				fputs("\"}", out);
-			}
-			counter_value(out, f, s->counters[d->stat]);
+			for (int j = i; j < STAT_COUNT; j++)
+				if (counter_descs[j].family == f)
+					counter_series(out, s, slot, &counter_descs[j]);
 		}
 	}
 }
@@ -548,11 +580,15 @@ static int serve(const char *listen, const struct sockaddr_storage *sa)
 		return EXIT_RUNTIME;
 	}
 	mhd_started = true;
+	if (journal_start())
+		fprintf(stderr, "%s: exporter: warning: no journal of events: %s\n", PROG_NAME,
+			strerror(errno));
 	fprintf(stderr, "%s: exporter: serving http://%s/metrics\n", PROG_NAME, listen);
 	sd_notifyf(0, "READY=1\nSTATUS=serving http://%s/metrics", listen);
 	while (sigwait(&stop, &sig))
 		;
 	sd_notify(0, "STOPPING=1");
+	journal_stop();
 	MHD_stop_daemon(daemon);
 	return 0;
 }

@@ -30,4 +30,8 @@ int metrics_write(FILE *out);
 
 int do_exporter(int argc, char **argv);
 
+/* The events to the journal while the exporter serves (user/journal.c): 0 or -1. */
+int journal_start(void);
+void journal_stop(void);
+
 #endif /* ISNGUARD_EXPORTER_H */

@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "events.h"
 #include "json_writer.h"
 #include "maps.h"
 #include "parse.h"
@@ -317,6 +318,8 @@ int key_write(const struct isn_key *key)
 	if (bpf_map_update_elem(config_fd, &zero, &config, BPF_EXIST)) {
 		cli_error("key: update %s: %s", ISN_MAP_CONFIG, strerror(errno));
 		err = EXIT_RUNTIME;
+	} else {
+		events_key_written();
 	}
 out:
 	close(key_fd);

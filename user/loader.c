@@ -19,6 +19,7 @@
 #include <openssl/sha.h>
 
 #include "cli.h"
+#include "events.h"
 #include "hooks.h"
 #include "isnguard.h"
 #include "isnguard.skel.h"
@@ -29,6 +30,7 @@
 #include "pinned.h"
 #include "policy.h"
 #include "state.h"
+#include "statslots.h"
 #include "synhook.h"
 #include "tick.h"
 
@@ -327,10 +329,11 @@ static int attach_preflight(const struct attach_request *req, int ifindex, bool 
 }
 
 /* The object, sized and set for this device, over the pinned maps that exist. */
-static int open_object(const struct attach_request *req, bool l3, uint32_t max_flows,
-		       struct isnguard **skel, struct kept_maps *km)
+static int open_object(const struct attach_request *req, int ifindex, bool l3,
+		       uint32_t max_flows, struct isnguard **skel, struct kept_maps *km)
 {
 	char msg[128];
+	__u32 slot;
 	int err;
 
 	if (mkdir(pin_dir(), 0700) && errno != EEXIST) {
@@ -350,6 +353,11 @@ static int open_object(const struct attach_request *req, bool l3, uint32_t max_f
 	(*skel)->rodata->dev_mac = l3 ? 0 : netdev_ether_mac(req->ifname);
 	(*skel)->rodata->netns_ino = netns_inode();
 	(*skel)->rodata->syn_at_tc = req->syn_tc;
+	/* This interface's own counters in isn_stats (user/statslots.c). */
+	slot = stat_slot_claim(req->ifname, ifindex);
+	(*skel)->rodata->stats_slot = slot;
+	(*skel)->rodata->sweep_stat_full = slot * STAT_COUNT + STAT_SWEEP_QUEUE_FULL;
+	(*skel)->rodata->event_ifindex = (__u32)ifindex;
 	bpf_map__set_max_entries((*skel)->maps.isn_flows, isn_flows_capacity(max_flows));
 	bpf_map__set_max_entries((*skel)->maps.isn_opening, isn_opening_size(max_flows));
 	bpf_map__set_max_entries((*skel)->maps.isn_sweep_flows, isn_sweep_flows_size(max_flows));
@@ -498,7 +506,7 @@ static int replace_locked(const struct attach_request *req, int ifindex)
 	if (err)
 		return err;
 	kept_maps_init(&km);
-	err = open_object(req, l3, max_flows, &skel, &km);
+	err = open_object(req, ifindex, l3, max_flows, &skel, &km);
 	if (!err && kept_maps_replaced(&km)) {
 		cli_error("attach %s: --replace: the pinned state in %s is another build's layout, "
 			  "which this build rebuilds only with nothing attached: run 'detach "
@@ -514,6 +522,7 @@ static int replace_locked(const struct attach_request *req, int ifindex)
 				     &egress_id);
 	if (!err) {
 		synhook_pin_tick_prog(skel);
+		events_pin_key_prog(skel);
 		if (synhook_proxy_on(skel))
 			attach_tick(skel, req);
 		err = record_link(skel, req, ifindex, in.prog_id, egress_id,
@@ -540,7 +549,7 @@ static int attach_locked(const struct attach_request *req, int ifindex)
 	if (err)
 		return err;
 	kept_maps_init(&km);
-	err = open_object(req, l3, max_flows, &skel, &km);
+	err = open_object(req, ifindex, l3, max_flows, &skel, &km);
 	if (!err)
 		err = attach_ingress(skel, req, ifindex, &in, &created_hook);
 	if (!err)
@@ -561,6 +570,7 @@ static int attach_locked(const struct attach_request *req, int ifindex)
 	 * that 'apply' and 'synproxy' can put the tick back without a load.
 	 */
 	synhook_pin_tick_prog(skel);
+	events_pin_key_prog(skel);
 	if (req->synproxy || synhook_proxy_on(skel))
 		attach_tick(skel, req);
 	err = record_link(skel, req, ifindex, in.prog_id, egress_id, created_hook);

@@ -26,6 +26,7 @@ static const struct cmd commands[] = {
 	{ "status", do_status, "show where the datapath is attached and its settings" },
 	{ "stats", do_stats, "show the datapath counters" },
 	{ "exporter", do_exporter, "serve the counters and state to Prometheus at /metrics" },
+	{ "monitor", do_monitor, "print the datapath's events as they happen" },
 	{ "flows", do_flows, "list the tracked connections" },
 	{ "mode", do_mode, "switch the hash of new flows (siphash, md5, none)" },
 	{ "key", do_key, "rotate or set the secret key (new flows only)" },

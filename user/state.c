@@ -32,6 +32,7 @@ static const char *const pinned_maps[] = {
 	ISN_MAP_SWEEP_LONG, ISN_MAP_RESEND_QUEUES, ISN_MAP_RESEND_SLOTS, ISN_MAP_LOCAL_ADDRS,
 	ISN_MAP_SYN_POLICY, ISN_MAP_SYNPROXY_MONITOR, ISN_MAP_PREFIX4, ISN_MAP_PREFIX6,
 	ISN_MAP_SYN_BUCKETS, ISN_MAP_SYN_TOTAL,
+	ISN_MAP_EVENTS, ISN_MAP_EVENTS_LOG, ISN_MAP_EVENT_STATE, ISN_MAP_EVENT_DROPS,
 };
 _Static_assert(sizeof(pinned_maps) / sizeof(pinned_maps[0]) == STATE_MAP_COUNT,
 	       "STATE_MAP_COUNT is how many pinned_maps there are");
@@ -317,7 +318,7 @@ int reuse_pinned_maps(struct isnguard *skel, const char *ifname, struct kept_map
 		}
 		if ((sweeper_anew && is_sweeper_map(name)) ||
 		    (!strcmp(name, ISN_MAP_STATS) && pinned_layout_is(fd, map, &info) &&
-		     info.max_entries < STAT_COUNT) ||
+		     info.max_entries < bpf_map__max_entries(map)) ||
 		    (!strcmp(name, ISN_MAP_SYN_RESEND) && !pinned_layout_is(fd, map, &info))) {
 			km->old_fd[idx] = fd;	/* made anew, pinned in its place */
 			replaced = name;
@@ -366,26 +367,42 @@ int reuse_pinned_maps(struct isnguard *skel, const char *ifname, struct kept_map
  */
 static int copy_counters(int from, int to)
 {
+	struct bpf_map_info info = { 0 };
+	__u32 info_len = sizeof(info), stride;
 	int ncpus = libbpf_num_possible_cpus();
 	__u64 *old, *cur;
 	int err = 0;
 
 	if (ncpus <= 0)
 		return ncpus ? ncpus : -EINVAL;
+	if (bpf_obj_get_info_by_fd(from, &info, &info_len))
+		return -errno;
+	/*
+	 * A map of one slot (STAT_COUNT counters or fewer) goes into slot 0;
+	 * one of a slot per interface, made before counters were appended,
+	 * slot for slot (each slot's counters keep their indices).
+	 */
+	stride = info.max_entries <= STAT_COUNT ? info.max_entries : info.max_entries / ISN_STATS_SLOTS;
+	if (!stride)
+		return 0;
 	old = calloc((size_t)ncpus, sizeof(*old));
 	cur = calloc((size_t)ncpus, sizeof(*cur));
 	if (!old || !cur)
 		err = -ENOMEM;
-	for (__u32 i = 0; i < STAT_COUNT && !err; i++) {
+	for (__u32 i = 0; i < info.max_entries && !err; i++) {
+		__u32 slot = i / stride, stat = i % stride, to_index = slot * STAT_COUNT + stat;
+
+		if (slot >= ISN_STATS_SLOTS || stat >= STAT_COUNT)
+			break;
 		if (bpf_map_lookup_elem(from, &i, old))
 			break;	/* past the old map's last counter */
-		if (bpf_map_lookup_elem(to, &i, cur)) {
+		if (bpf_map_lookup_elem(to, &to_index, cur)) {
 			err = -errno;
 			break;
 		}
 		for (int c = 0; c < ncpus; c++)
 			cur[c] += old[c];
-		if (bpf_map_update_elem(to, &i, cur, BPF_ANY))
+		if (bpf_map_update_elem(to, &to_index, cur, BPF_ANY))
 			err = -errno;
 	}
 	free(old);
@@ -549,7 +566,9 @@ int local_addrs_forget(uint64_t netns_ino)
 void remove_state(void)
 {
 	/* Userspace's own pins beside the maps the programs share. */
-	static const char *const own_pins[] = { ISN_MAP_KEY_SOURCE, ISN_MAP_BUILDS, ISN_PIN_TICK_PROG };
+	static const char *const own_pins[] = { ISN_MAP_KEY_SOURCE, ISN_MAP_BUILDS,
+						ISN_MAP_STAT_SLOTS, ISN_PIN_TICK_PROG,
+						ISN_PIN_EVENT_KEY_PROG };
 	char path[256];
 
 	for (size_t i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++)

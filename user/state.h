@@ -18,7 +18,7 @@ struct link_info;
 struct isnguard;
 
 /* How many maps isnguard pins (state.c's pinned_maps). */
-#define STATE_MAP_COUNT 24
+#define STATE_MAP_COUNT 28
 
 /*
  * Pinned maps of another layout: state kept (`detach --keep-state`) by

@@ -221,6 +221,32 @@ static void print_sample_text(const struct stats_params *prm, const struct stats
 	fflush(stdout);
 }
 
+/*
+ * Each interface's counters (isn_stats' slots, user/statslots.c); "" for
+ * those counted by no interface's load, when there are any.
+ */
+static void print_interfaces_json(struct json_writer *jw, const struct stats_sample *now)
+{
+	jw_name(jw, "interfaces");
+	jw_start_array(jw);
+	for (int slot = 0; slot < ISN_STATS_SLOTS; slot++) {
+		if (!stats_slot_shown(now, slot))
+			continue;
+		jw_start_object(jw);
+		jw_string_field(jw, "interface", now->slot_owner[slot].ifname);
+		jw_uint_field(jw, "netns_inode", now->slot_owner[slot].owner.netns_ino);
+		jw_name(jw, "counters");
+		jw_start_object(jw);
+		for (int i = 0; i < STAT_COUNT; i++)
+			if (counter_descs[i].section != SECTION_RETIRED)
+				jw_uint_field(jw, counter_name(counter_descs[i].stat),
+					      now->slot_counters[slot][counter_descs[i].stat]);
+		jw_end_object(jw);
+		jw_end_object(jw);
+	}
+	jw_end_array(jw);
+}
+
 /* JSON has every counter, 0 or not, so a reader never tells a 0 from a missing key. */
 static void print_sample_json(const struct stats_sample *now, const struct stats_sample *prev)
 {
@@ -242,6 +268,8 @@ static void print_sample_json(const struct stats_sample *now, const struct stats
 	jw_end_object(&jw);
 	for (int i = 0; i < nderived; i++)
 		jw_uint_field(&jw, derived[i].name, derived[i].value);
+	if (stats_per_interface(now))
+		print_interfaces_json(&jw, now);
 	if (prev) {
 		jw_double_field(&jw, "interval_s", now->taken_s - prev->taken_s, 3);
 		jw_name(&jw, "deltas");

@@ -396,8 +396,9 @@ isng_counter() { # NAME
 isng_log_counters() {
 	local counters
 	is_baseline && return 0
-	counters=$(isng stats --json 2>/dev/null | tr -d ' \n{}"' | tr ',' '\n' |
-		sed 's/^counters://' | grep -v -e ':0$' -e '^time:' | tr '\n' ' ')
+	counters=$(isng stats --json 2>/dev/null | jq -r '[(.counters | to_entries[] |
+		select(.value != 0) | "\(.key):\(.value)"), "flows_present:\(.flows_present)"] |
+		join(" ")' 2>/dev/null)
 	[ -n "$counters" ] && log "counters: $counters"
 	return 0
 }

@@ -47,16 +47,33 @@ doc_metric_map() {
 		"$E2E_ROOT/docs/operations.md"
 }
 
-# A series' value in a scrape; for a family in seconds, the nanoseconds it says.
+# A series' value in a scrape, summed over its interfaces (the interface and
+# netns labels of each attached interface's own series); for a family in
+# seconds, the nanoseconds it says.
 series_value() { # SCRAPE SERIES
-	local v
-	v=$(awk -v s="$2" '$1 == s { print $2 }' "$1")
-	[ -n "$v" ] || return 0
-	if [[ $2 == *_seconds_total* ]]; then
-		[[ $v =~ ^([0-9]+)\.([0-9]{9})$ ]] || fail "$2: '$v' is not seconds to the ns"
-		v=$((10#${BASH_REMATCH[1]} * 1000000000 + 10#${BASH_REMATCH[2]}))
-	fi
-	echo "$v"
+	awk -v s="$2" '
+		/^#/ { next }
+		{
+			key = $1
+			gsub(/interface="[^"]*",netns="[0-9]*",?/, "", key)
+			sub(/\{\}$/, "", key)
+			if (key != s) next
+			found = 1
+			if (s ~ /_seconds_total/) {
+				# mawk knows no {9}: nine digits spelled out
+				if ($2 !~ /^[0-9]+\.[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]$/) {
+					print "bad:" $2; bad = 1; exit
+				}
+				split($2, part, ".")
+				whole += part[1]; nanos += part[2]
+			} else
+				sum += $2
+		}
+		END {
+			if (!found || bad) exit
+			if (s ~ /_seconds_total/) printf "%.0f\n", whole * 1e9 + nanos
+			else printf "%.0f\n", sum
+		}' "$1"
 }
 
 # Every counter and derived value of stats --json (read BEFORE and AFTER the
@@ -78,6 +95,7 @@ assert_scrape_matches_stats() { # BEFORE AFTER SCRAPE
 			continue
 		fi
 		v=$(series_value "$scrape" "$series")
+		[[ $v == bad:* ]] && fail "$series: '${v#bad:}' is not seconds to the ns"
 		if [ -z "$v" ]; then
 			missing+=" $name($series not in the scrape)"
 			continue
@@ -91,6 +109,7 @@ assert_scrape_matches_stats() { # BEFORE AFTER SCRAPE
 	[ -z "$missing" ] || fail "stats --json shows what /metrics does not:$missing"
 	log "ok: $checked values of stats --json each equal their series in /metrics (docs/operations.md's mapping)"
 	while read -r series _; do
+		series=$(sed -E 's/interface="[^"]*",netns="[0-9]*",?//; s/\{\}$//' <<<"$series")
 		[ -n "${counter_of[$series]:-}" ] || missing+=" $series"
 	done < <(grep -E '^isnguard_[a-z_]+_total[{ ]' "$scrape")
 	[ -z "$missing" ] || fail "counter series in /metrics that docs/operations.md maps no counter to:$missing"
@@ -209,14 +228,16 @@ prom_query() { # EXPR
 	echo "$v"
 }
 
-# A Prometheus series equals what stats --json said just before and just
-# after (nothing moves it then), and its latest sample is fresh.
-assert_prom_equals_stats() { # SERIES COUNTER BEFORE AFTER
+# A Prometheus series (the sum of its interfaces' with sum(), or one
+# interface's) equals what stats --json said just before and just after
+# (nothing moves it then), read there at the jq path.
+assert_prom_equals_stats() { # EXPR JQ_PATH BEFORE AFTER
 	local v b a
 	v=$(prom_query "$1")
-	b=$(jq -r --arg n "$2" '.counters[$n]' "$3")
-	a=$(jq -r --arg n "$2" '.counters[$n]' "$4")
+	b=$(jq -r "$2" "$3")
+	a=$(jq -r "$2" "$4")
 	[[ $v =~ ^[0-9]+$ ]] || fail "$1: Prometheus has no value ('$v')"
+	[[ $b =~ ^[0-9]+$ && $a =~ ^[0-9]+$ ]] || fail "stats --json has no $2"
 	((v >= b && v <= a)) || fail "$1: Prometheus says $v, stats --json $2 said $b, then $a"
 	log "ok: $1 = $v in Prometheus, $2 = $b/$a in stats --json"
 }
@@ -224,9 +245,11 @@ assert_prom_equals_stats() { # SERIES COUNTER BEFORE AFTER
 # A real Prometheus scrapes the exporter every second while B connects
 # through the SYN proxy in auto mode, before, during and after a 3-second
 # SYN flood that switches its cookies on; then `up` is 1 and the SYN and
-# cookie series equal stats --json, and the rules saw the flood.
+# cookie series, summed and a0's own, equal stats --json, and the rules saw
+# the flood; isnguard monitor --json showed its start and end and the
+# switches on and off.
 test_prometheus_scrapes_the_exporter_through_a_syn_flood() {
-	local i up age flood rate
+	local i up age flood rate pair series counter
 	require_prometheus_tools
 	sp_setup --synproxy-mode auto --syn-threshold 1000
 	exporter_start
@@ -237,6 +260,7 @@ test_prometheus_scrapes_the_exporter_through_a_syn_flood() {
 		sleep 0.5
 	done
 	assert_eq "$up" 1 'up{job="isnguard"} before the traffic'
+	monitor_start	# tests/e2e/events.sh
 	sp_server 3 60
 	sp_client_exchange	# below the threshold: passed to A's listener
 	sp_flood 4 syn 3 1000000 50000 >"$E2E_WORK/flood.out" &
@@ -250,6 +274,13 @@ test_prometheus_scrapes_the_exporter_through_a_syn_flood() {
 	sp_client_exchange	# the flood over: its SYN switches cookies off
 	bg_wait server
 	isng_log_counters
+	# The same run as isnguard monitor --json saw it: the flood and auto mode's switches.
+	sleep 0.5
+	monitor_stop
+	assert_monitor_rate_event flood_start 1001 1000000
+	assert_monitor_rate_event auto_on 1001 1000000
+	assert_monitor_rate_event auto_off 0 499
+	assert_monitor_rate_event flood_end 0 499
 	scrape "$E2E_WORK/metrics.txt"
 	assert_promtool_metrics "$E2E_WORK/metrics.txt"
 	sleep 2
@@ -259,18 +290,28 @@ test_prometheus_scrapes_the_exporter_through_a_syn_flood() {
 	assert_eq "$(prom_query 'up{job="isnguard"}')" 1 'up{job="isnguard"}'
 	assert_eq "$(prom_query 'isnguard_up{job="isnguard"}')" 1 'isnguard_up{job="isnguard"}'
 	isng stats --json >"$E2E_WORK/after.json" || fail "stats --json"
-	assert_prom_equals_stats isnguard_synproxy_syns_total syn_seen "$E2E_WORK/before.json" "$E2E_WORK/after.json"
-	assert_prom_equals_stats isnguard_synproxy_cookies_sent_total cookie_sent "$E2E_WORK/before.json" "$E2E_WORK/after.json"
-	assert_prom_equals_stats 'isnguard_synproxy_syns_passed_total{reason="below_threshold"}' syn_passed_auto \
-		"$E2E_WORK/before.json" "$E2E_WORK/after.json"
-	assert_prom_equals_stats isnguard_synproxy_local_handshakes_total cookie_handshake_to_stack \
-		"$E2E_WORK/before.json" "$E2E_WORK/after.json"
-	assert_prom_equals_stats 'isnguard_synproxy_auto_switches_total{state="on"}' synproxy_auto_on \
-		"$E2E_WORK/before.json" "$E2E_WORK/after.json"
+	for pair in 'isnguard_synproxy_syns_total syn_seen' \
+		'isnguard_synproxy_cookies_sent_total cookie_sent' \
+		'isnguard_synproxy_syns_passed_total{reason="below_threshold"} syn_passed_auto' \
+		'isnguard_synproxy_local_handshakes_total cookie_handshake_to_stack' \
+		'isnguard_synproxy_auto_switches_total{state="on"} synproxy_auto_on'; do
+		series=${pair% *} counter=${pair##* }
+		assert_prom_equals_stats "sum($series)" ".counters.$counter" \
+			"$E2E_WORK/before.json" "$E2E_WORK/after.json"
+		# A's a0, the one interface: its own series, its own counters.
+		if [[ $series == *"{"* ]]; then
+			series="${series%\}},interface=\"$IF_A\"}"
+		else
+			series+="{interface=\"$IF_A\"}"
+		fi
+		assert_prom_equals_stats "$series" \
+			".interfaces[] | select(.interface == \"$IF_A\") | .counters.$counter" \
+			"$E2E_WORK/before.json" "$E2E_WORK/after.json"
+	done
 	assert_ge "$(jq -r '.counters.cookie_sent' "$E2E_WORK/after.json")" 1000 "cookie_sent after the flood"
 	assert_ge "$(jq -r '.counters.cookie_handshake_to_stack' "$E2E_WORK/after.json")" 1 \
 		"cookie handshakes during the flood"
-	age=$(prom_query 'time() - timestamp(isnguard_synproxy_cookies_sent_total)')
+	age=$(prom_query 'max(time() - timestamp(isnguard_synproxy_cookies_sent_total))')
 	awk -v a="$age" 'BEGIN { exit !(a >= 0 && a <= 2) }' ||
 		fail "the latest sample is $age s old: more than two scrape intervals"
 	log "ok: the latest sample is $age s old (scrape interval 1 s)"
@@ -282,4 +323,88 @@ test_prometheus_scrapes_the_exporter_through_a_syn_flood() {
 	log "ok: instance:isnguard_synproxy_cookies_sent:rate1m peaked at $rate/s"
 	assert_eq "$(prom_query 'count(ALERTS{alertname="IsnguardSynFlood"})')" 1 \
 		"IsnguardSynFlood pending or firing after the flood"
+}
+
+# The series of one interface, from a scrape; "" when it has none.
+interface_value() { # SCRAPE SERIES IFACE
+	awk -v s="$2" -v iface="$3" '
+		/^#/ { next }
+		index($1, "interface=\"" iface "\",") {
+			key = $1
+			gsub(/interface="[^"]*",netns="[0-9]*",?/, "", key)
+			sub(/\{\}$/, "", key)
+			if (key == s) { print $2; exit }
+		}' "$1"
+}
+
+# isnguard on two hosts at once, A's a0 and B's b0 in their own network
+# namespaces, over one state, both with the SYN proxy: M's clients connect
+# to each, and a bounded flood from M goes to A alone. Each interface's
+# series says what went through it, and equals its counters in stats
+# --json; their sums are the totals.
+test_exporter_counts_each_interface_on_its_own() {
+	local a_ns b_ns flood target iface pair series counter v b a
+	require_prometheus_tools
+	sp_setup
+	ip -n "$NS_M" link set dev "$IF_MB" xdpdrv obj "$XDP_PASS_OBJ" sec xdp.frags ||
+		fail "XDP_PASS program on $NS_M/$IF_MB"
+	in_ns "$NS_B" sysctl -qw net.ipv4.tcp_syncookies=1
+	ISNG_NS=$NS_B isng_attach "$IF_B" --synproxy "$SP_PORT"
+	bg_start server "$NS_A" "$TCP_XFER" server --listen "$A4:$SP_PORT" --conns 2 --send 1K --recv \
+		--seed "$SEED_A" --timeout 30
+	bg_start server_b "$NS_B" "$TCP_XFER" server --listen "$B4:$SP_PORT" --conns 1 --send 1K \
+		--recv --seed "$SEED_A" --timeout 30
+	wait_listen "$NS_A" "$SP_PORT"
+	wait_listen "$NS_B" "$SP_PORT"
+	for target in "$A4" "$A4" "$B4"; do
+		bg_start client "$NS_M" "$TCP_XFER" client --connect "$target:$SP_PORT" --send 1K --recv \
+			--seed "$SEED_B" --timeout 30
+		bg_wait client
+	done
+	bg_wait server
+	bg_wait server_b
+	flood=$(sp_flood 4 syn 1 5000 5000)
+	log "flood to A: $flood"
+	exporter_start
+	isng stats --json >"$E2E_WORK/before.json" || fail "stats --json"
+	scrape "$E2E_WORK/metrics.txt"
+	isng stats --json >"$E2E_WORK/after.json" || fail "stats --json"
+	ISNG_NS=$NS_B isng detach "$IF_B" >/dev/null || fail "detach $IF_B"
+	assert_promtool_metrics "$E2E_WORK/metrics.txt"
+	assert_scrape_matches_stats "$E2E_WORK/before.json" "$E2E_WORK/after.json" "$E2E_WORK/metrics.txt"
+	a_ns=$(jq -r --arg i "$IF_A" '.interfaces[] | select(.interface == $i) | .netns_inode' "$E2E_WORK/after.json")
+	b_ns=$(jq -r --arg i "$IF_B" '.interfaces[] | select(.interface == $i) | .netns_inode' "$E2E_WORK/after.json")
+	[ -n "$a_ns" ] && [ -n "$b_ns" ] && [ "$a_ns" != "$b_ns" ] ||
+		fail "stats --json's interfaces: a0 in netns '$a_ns', b0 in '$b_ns'"
+	grep -q "^isnguard_synproxy_syns_total{interface=\"$IF_B\",netns=\"$b_ns\"} " "$E2E_WORK/metrics.txt" ||
+		fail "no series of $IF_B in netns $b_ns"
+	for iface in "$IF_A" "$IF_B"; do
+		for pair in 'isnguard_synproxy_syns_total syn_seen' \
+			'isnguard_synproxy_cookies_sent_total cookie_sent' \
+			'isnguard_synproxy_local_handshakes_total cookie_handshake_to_stack' \
+			'isnguard_packets_rewritten_total{rewrite="synack"} synack_rewritten'; do
+			series=${pair% *} counter=${pair##* }
+			v=$(interface_value "$E2E_WORK/metrics.txt" "$series" "$iface")
+			b=$(jq -r --arg i "$iface" ".interfaces[] | select(.interface == \$i) | .counters.$counter" \
+				"$E2E_WORK/before.json")
+			a=$(jq -r --arg i "$iface" ".interfaces[] | select(.interface == \$i) | .counters.$counter" \
+				"$E2E_WORK/after.json")
+			[[ $v =~ ^[0-9]+$ ]] && ((v >= b && v <= a)) ||
+				fail "$iface's $series is '$v', its $counter in stats --json $b, then $a"
+			log "ok: $iface's $series = $v, its $counter in stats --json"
+		done
+	done
+	assert_eq "$(interface_value "$E2E_WORK/metrics.txt" isnguard_synproxy_local_handshakes_total "$IF_A")" 2 \
+		"cookie handshakes through $IF_A"
+	assert_eq "$(interface_value "$E2E_WORK/metrics.txt" isnguard_synproxy_local_handshakes_total "$IF_B")" 1 \
+		"cookie handshakes through $IF_B"
+	assert_ge "$(interface_value "$E2E_WORK/metrics.txt" isnguard_synproxy_syns_total "$IF_A")" 4000 \
+		"SYNs through $IF_A, the flood's"
+	assert_eq "$(interface_value "$E2E_WORK/metrics.txt" isnguard_synproxy_syns_total "$IF_B")" 1 \
+		"SYNs through $IF_B, its one client's"
+	# A restart over kept state counts on in the interface's own set.
+	isng detach --keep-state "$IF_A" >/dev/null || fail "detach --keep-state $IF_A"
+	isng_attach "$IF_A" --synproxy "$SP_PORT"
+	assert_ge "$(isng stats --json | jq --arg i "$IF_A" '.interfaces[] | select(.interface == $i) |
+		.counters.syn_seen')" 5000 "$IF_A's syn_seen after detach --keep-state and attach"
 }

@@ -39,6 +39,8 @@ E2E_SELF=$(readlink -f "${BASH_SOURCE[0]}")
 . "$(dirname "$E2E_SELF")/docs.sh"
 # shellcheck source=tests/e2e/metrics.sh
 . "$(dirname "$E2E_SELF")/metrics.sh"
+# shellcheck source=tests/e2e/events.sh
+. "$(dirname "$E2E_SELF")/events.sh"
 
 PORT=5001
 CPORT=40001
@@ -861,7 +863,7 @@ run_main() {
 	done
 	mapfile -t tests < <(grep -ohE '^test_[a-z0-9_]+\(\)' "$E2E_SELF" "$E2E_DIR/synproxy.sh" \
 		"$E2E_DIR/gateway.sh" "$E2E_DIR/nginx.sh" "$E2E_DIR/operator.sh" "$E2E_DIR/policy.sh" \
-		"$E2E_DIR/docs.sh" "$E2E_DIR/metrics.sh" |
+		"$E2E_DIR/docs.sh" "$E2E_DIR/metrics.sh" "$E2E_DIR/events.sh" |
 		tr -d '()')
 	for t in "${tests[@]}"; do
 		if [ ${#filters[@]} -eq 0 ]; then
