@@ -13,6 +13,7 @@
 #include "isn.h"
 #include "parse.h"
 #include "proxy.h"
+#include "proxy_open.h"
 #include "synopt.h"
 #include "tcp.h"
 #include "tcpopt.h"

@@ -27,12 +27,14 @@
 #include <bpf/bpf_helpers.h>
 
 #include "compiler.h"
+#include "cookie_ack.h"
 #include "egress.h"
 #include "events.h"
 #include "fastpath.h"
 #include "ingress.h"
 #include "profile.h"
 #include "sweeper.h"
+#include "syn_answer.h"
 #include "synproxy.h"
 
 static __always_inline bool tcp_is_syn(const struct pkt *pkt)

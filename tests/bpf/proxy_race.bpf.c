@@ -14,6 +14,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "compiler.h"
+#include "cookie_ack.h"
 #include "synproxy.h"
 
 /* The flow entry as the dispatching program saw it: still opening. */
