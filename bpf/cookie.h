@@ -11,7 +11,7 @@
  * rotation included: nothing in the cookie says its slot or key, and the
  * check tries the two slots, each with the one key its cookies are made
  * with. On the translate path a pure ACK that fails is checked once more,
- * as a zero-window probe whose seq is the client's ISN (bpf/synproxy.h,
+ * as a zero-window probe whose seq is the client's ISN (bpf/cookie_ack.h,
  * synproxy_ack_req): a second, independent MAC input, so such an ACK is
  * accepted with probability 2^-29 without timestamps and 2^-53 with them
  * (docs/security.md).

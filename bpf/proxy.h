@@ -5,7 +5,7 @@
  * (as pf's `synproxy state` and netfilter's SYNPROXY with seqadj do it).
  *
  *   client          isnguard (XDP / tc)                      server
- *   SYN       ->    cookie SYN-ACK (bpf/synproxy.h), window 0, no state
+ *   SYN       ->    cookie SYN-ACK (bpf/syn_answer.h), window 0, no state
  *   ACK       ->    valid cookie: the ACK becomes, in place,   -> SYN (client ISN,
  *                   the SYN; flow entry PROXY_OPEN                 cookie's options)
  *                   tc egress: the SYN-ACK never reaches the  <- SYN-ACK
@@ -68,7 +68,7 @@
  * grown to end right after it; turn sends it back where it came from
  * (addresses, ports were swapped by the caller's words, MACs here), and
  * fresh gives it a fresh packet's IP header too (synhdr_ipv4_answer: the
- * cookie SYN-ACK at tc, bpf/synproxy.h). The
+ * cookie SYN-ACK at tc, bpf/syn_answer.h). The
  * TCP checksum goes through bpf_l4_csum_replace, so it comes out right
  * whatever the skb's checksum state: the field starts as ones'-complement
  * zero, the header's sum is added as a plain change (left out of

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Where a segment to a protected port goes, as the host would route it:
- * the one decision the SYN proxy takes for a SYN (XDP, bpf/synproxy.h
- * synproxy_syn) and again for its cookie ACK (tc ingress, synproxy_ack_pre),
- * so an ACK is judged on the path its SYN was answered on. RFC 1122
- * 4.2.3.10: a SYN is answered only for a destination of this host (the
- * local path) or one it forwards (the translate path); a socket lookup
- * alone cannot tell, a wildcard listener matches any destination.
+ * the one decision the SYN proxy takes for a SYN (XDP, bpf/syn_answer.h
+ * synproxy_syn) and again for its cookie ACK (tc ingress, bpf/cookie_ack.h
+ * synproxy_ack_pre), so an ACK is judged on the path its SYN was answered
+ * on. RFC 1122 4.2.3.10: a SYN is answered only for a destination of this
+ * host (the local path) or one it forwards (the translate path); a socket
+ * lookup alone cannot tell, a wildcard listener matches any destination.
  *
  * bpf_fib_lookup's answers (net/core/filter.c, bpf_ipv{4,6}_fib_lookup):
  * - SUCCESS, NO_NEIGH (and FRAG_NEEDED, UNSUPP_LWT, a forwarding route

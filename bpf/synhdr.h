@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * TCP headers isnguard writes itself, as 32-bit words: the cookie SYN-ACK
- * (bpf/synproxy.h), and the SYN, ACK and RST of the translating proxy
+ * (bpf/syn_answer.h), and the SYN, ACK and RST of the translating proxy
  * (bpf/proxy.h). Options follow Linux's layout: MSS; SACK-permitted and
  * timestamps (or NOP, NOP, timestamps; or NOP, NOP, SACK-permitted); NOP
  * and window scale. Checksums are RFC 1071 sums over those words.

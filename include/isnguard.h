@@ -441,7 +441,7 @@ struct fastpath_scratch {
 	X(STAT_FLOW_REMOVED,		"flow_removed")			\
 	X(STAT_FLOW_PROMOTED,		"flow_promoted")		\
 	X(STAT_FLOW_TIMER_ERROR,	"flow_timer_error")	/* the sweeper's */ \
-	/* SYN cookies (bpf/synproxy.h): XDP decisions on SYNs */	\
+	/* SYN cookies (bpf/syn_answer.h): XDP decisions on SYNs */	\
 	X(STAT_SYN_SEEN,		"syn_seen")			\
 	X(STAT_COOKIE_SENT,		"cookie_sent")			\
 	X(STAT_SYN_PASSED_AUTO,		"syn_passed_auto")		\
@@ -606,7 +606,7 @@ enum isn_stat {
 /*
  * The skb mark of a cookie SYN-ACK answered at tc ingress (`--syn-hook
  * tc`) on its way out through the same device's tc egress, which clears
- * it and lets the segment pass untouched (bpf/synproxy.h,
+ * it and lets the segment pass untouched (bpf/cookie_ack.h,
  * synproxy_own_synack). Only ever set between those two programs.
  */
 #define ISN_MARK_SYNACK 0x15a6c00cU
@@ -810,7 +810,7 @@ static inline __u32 isn_sweep_long_size(__u32 max_flows)
 	return isn_flows_capacity(max_flows);
 }
 
-/* ---- SYN cookies (bpf/cookie.h, bpf/synproxy.h; user/ref/cookie_ref.c) ---- */
+/* ---- SYN cookies (bpf/cookie.h, bpf/synproxy.h and its halves; user/ref/cookie_ref.c) ---- */
 
 enum synproxy_mode {
 	SYNPROXY_OFF = 0,

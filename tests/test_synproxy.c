@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The SYN proxy (bpf/synproxy.h) through BPF_PROG_TEST_RUN. A SYN to a
+ * The SYN proxy (bpf/synproxy.h, bpf/syn_answer.h, bpf/cookie_ack.h) through BPF_PROG_TEST_RUN. A SYN to a
  * protected port must come back as the SYN-ACK the packet builder makes
  * from the reference cookie (user/ref/cookie_ref.c), byte for byte; odd
  * SYNs must pass untouched with their counter; cookie ACKs are judged as
