@@ -90,6 +90,24 @@ static bool set_closed_timeout(uint32_t s)
 }
 
 /*
+ * Waits for two sweeper runs to end (sweep_runs), so that one began after
+ * the caller's change, at most 10 intervals: the timer's 1 s is a floor,
+ * and a loaded machine's softirq runs it later. False when none came.
+ */
+static bool sweeper_two_runs(void)
+{
+	uint64_t runs = dp_stat(STAT_SWEEP_RUNS);
+
+	for (int waited = 0; waited < 10 * DP_SWEEP_INTERVAL_MS; waited += 50) {
+		if (dp_stat(STAT_SWEEP_RUNS) >= runs + 2)
+			return true;
+		usleep(50000);
+	}
+	FAIL("no two sweeper runs in %d ms", 10 * DP_SWEEP_INTERVAL_MS);
+	return false;
+}
+
+/*
  * Both tables emptied and every slot left in the queues looked at: the
  * test's slots are then the only ones. Slots of the long queue may be due
  * up to a long delay on (89.5 s at the default timeouts, an hour after a
@@ -391,8 +409,7 @@ TEST(test_sweeper_full_long_queue_keeps_a_flow_in_the_interval_queue)
 
 	if (!sweeper_clean() || !set_closed_timeout(3))
 		goto out;
-	usleep(1100 * DP_SWEEP_INTERVAL_MS);	/* a run has read the long delay */
-	if (!dp_sweeper_get(&sw) || !ASSERT_EQ(sw.long_ms, 2500, "the long delay"))
+	if (!sweeper_two_runs() || !dp_sweeper_get(&sw) ||	/* a run read the long delay */ !ASSERT_EQ(sw.long_ms, 2500, "the long delay"))
 		goto out;
 	waiting = queue_len(SWEEP_LONG);
 	slots.count = (uint32_t)(sw.size[SWEEP_LONG] - waiting);
@@ -590,8 +607,7 @@ TEST(test_sweeper_closed_timeout_adapts_to_a_filling_table)
 		goto out;
 	if (!fill_run(&few) || !ASSERT_EQ(few.made, MAX / 2, "500 closed flows made"))
 		goto out;
-	usleep(1200 * DP_SWEEP_INTERVAL_MS);	/* a run has seen them */
-	if (dp_sweeper_get(&sw))
+	if (sweeper_two_runs() && dp_sweeper_get(&sw))	/* a run has seen them */
 		ASSERT_EQ(sw.closed_ms, CLOSED_S * 1000, "50% of max_flows: the closed timeout whole");
 	if (!dp_flows_clear() || !sweeper_clean() || !dp_set_max_flows(MAX) ||
 	    !set_closed_timeout(CLOSED_S))
@@ -599,8 +615,7 @@ TEST(test_sweeper_closed_timeout_adapts_to_a_filling_table)
 	t0 = mono_ns();
 	if (!fill_run(&many) || !ASSERT_EQ(many.made, 9 * MAX / 10, "900 closed flows made"))
 		goto out;
-	usleep(1200 * DP_SWEEP_INTERVAL_MS);
-	if (dp_sweeper_get(&sw))
+	if (sweeper_two_runs() && dp_sweeper_get(&sw))
 		ASSERT_EQ(sw.closed_ms, CLOSED_S * 1000 / 2, "90% of max_flows: half the closed timeout");
 	while (mono_ns() - t0 < (CLOSED_S + 3) * SEC_NS) {
 		int64_t left = dp_flow_count();
