@@ -320,7 +320,11 @@ static const struct cli_option prefix_options[] = {
 	{ 0 },
 };
 
-/* A counter summed over CPUs, 0 when it cannot be read. */
+/*
+ * A counter summed over CPUs and over every interface's set of counters
+ * (isn_stats' slots, user/statslots.c; a kept map of one set has only
+ * slot 0's), 0 when it cannot be read.
+ */
 static uint64_t stat_total(uint32_t stat)
 {
 	int ncpus = libbpf_num_possible_cpus(), fd;
@@ -329,9 +333,14 @@ static uint64_t stat_total(uint32_t stat)
 	if (ncpus <= 0 || !(values = calloc((size_t)ncpus, sizeof(*values))))
 		return 0;
 	fd = pinned_map_open(ISN_MAP_STATS);
-	if (fd >= 0 && !bpf_map_lookup_elem(fd, &stat, values))
+	for (uint32_t slot = 0; fd >= 0 && slot < ISN_STATS_SLOTS; slot++) {
+		uint32_t key = slot * STAT_COUNT + stat;
+
+		if (bpf_map_lookup_elem(fd, &key, values))
+			break;	/* past the map's last set */
 		for (int i = 0; i < ncpus; i++)
 			sum += values[i];
+	}
 	if (fd >= 0)
 		close(fd);
 	free(values);
