@@ -218,11 +218,6 @@ static void write_sweeper(FILE *out)
 			sw.size[q]);
 }
 
-static bool port_set(const uint64_t *ports, unsigned int port)
-{
-	return ports[port / 64] >> (port % 64) & 1;
-}
-
 /*
  * Auto mode's state of each protected port (isn_syn_rate's active: set and
  * cleared by the port's SYNs, so a flood that stopped leaves it on until
@@ -245,7 +240,7 @@ static void write_auto_ports(FILE *out, const struct synproxy_config *cfg,
 	for (__u32 port = 0; port < 65536; port++) {
 		bool on;
 
-		if (!port_set(ports, port))
+		if (!synproxy_port_is_set(ports, port))
 			continue;
 		on = cfg->mode == SYNPROXY_ALWAYS ||
 		     (cfg->mode == SYNPROXY_AUTO && !bpf_map_lookup_elem(fd, &port, &rate) &&

@@ -42,6 +42,8 @@ int synproxy_mode_from_name(const char *name);
 int synproxy_parse_ports(const char *spec, uint64_t *ports, const char **why);
 /* The bitmap as a list the parser takes back; returns how many ports are set. */
 size_t synproxy_format_ports(const uint64_t *ports, char *buf, size_t len);
+/* Whether port is in the set (isn_synproxy_ports' layout, and isn_synproxy_monitor's). */
+bool synproxy_port_is_set(const uint64_t *ports, unsigned int port);
 
 /* "auto", "local", "translate": the --synproxy-path / --path choices, by enum synproxy_path. */
 extern const char *const synproxy_paths[];

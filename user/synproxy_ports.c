@@ -17,7 +17,7 @@ static void port_set(uint64_t *ports, unsigned int port)
 	ports[port >> 6] |= 1ULL << (port & 63);
 }
 
-static bool port_is_set(const uint64_t *ports, unsigned int port)
+bool synproxy_port_is_set(const uint64_t *ports, unsigned int port)
 {
 	return (ports[port >> 6] >> (port & 63)) & 1;
 }
@@ -98,7 +98,7 @@ size_t synproxy_format_ports(const uint64_t *ports, char *buf, size_t len)
 
 	buf[0] = '\0';
 	for (unsigned int q = 1; q <= 65535; q++)
-		count += port_is_set(ports, q);
+		count += synproxy_port_is_set(ports, q);
 	if (count == 65535) {
 		snprintf(buf, len, "all");
 		return count;
@@ -107,11 +107,11 @@ size_t synproxy_format_ports(const uint64_t *ports, char *buf, size_t len)
 		unsigned int end;
 		int n;
 
-		if (!port_is_set(ports, p)) {
+		if (!synproxy_port_is_set(ports, p)) {
 			p++;
 			continue;
 		}
-		for (end = p; end < 65535 && port_is_set(ports, end + 1); end++)
+		for (end = p; end < 65535 && synproxy_port_is_set(ports, end + 1); end++)
 			;
 		n = end == p ? snprintf(buf + used, len - used, "%s%u", used ? "," : "", p)
 			     : snprintf(buf + used, len - used, "%s%u-%u", used ? "," : "", p, end);
