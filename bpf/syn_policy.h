@@ -249,7 +249,13 @@ static __always_inline bool syn_source_take(struct syn_bucket_set *set, __u64 ta
 			way = i;
 		}
 	stat_inc(STAT_SYN_BUCKET_NEW);
-	if (set->tag[way] && (__s64)(least - now) > 0)
+	/*
+	 * Past its rate: more than the one step a source at its rate has
+	 * ahead. A source of one SYN is at its rate: a flood from random
+	 * addresses forgets such sources all the time, and they cost nothing
+	 * to forget (they start again with a full bucket, one token more).
+	 */
+	if (set->tag[way] && (__s64)(least - now) > (__s64)pol->source_step_ns)
 		stat_inc(STAT_SYN_BUCKET_EVICTED);
 	set->tag[way] = tag;
 	set->tat_ns[way] = now + pol->source_step_ns;

@@ -1095,8 +1095,19 @@ struct syn_bucket {
  * with a full bucket, never a smaller one, so a heavy source stays while
  * any of its set's ways is lighter.
  */
+/*
+ * The table's size is what a new source costs: a flood from random
+ * addresses makes a bucket with every SYN, in a set no cache holds, and
+ * the time of that miss grows with the table (bench_synproxy, "a new
+ * source each SYN": 1 MiB +118..+159 ns a SYN, 128 KiB +52..+57, 32 KiB
+ * +32..+45). What it must hold is the heavy sources at once: at the
+ * default 10,000 SYN-ACKs a second, a host answering 6 million SYNs a
+ * second has at most 600, spread by a keyed hash over 2048 sets, where a
+ * heavy source is evicted only by a fifth heavy one in its set (expected
+ * under 0.05 such sets).
+ */
 #define SYN_BUCKET_WAYS 4
-#define ISN_SYN_BUCKET_SETS 16384	/* a power of two: 65536 buckets, 1 MiB */
+#define ISN_SYN_BUCKET_SETS 2048	/* a power of two: 8192 buckets, 128 KiB */
 #define ISN_SYN_BUCKETS (ISN_SYN_BUCKET_SETS * SYN_BUCKET_WAYS)
 
 struct syn_bucket_set {

@@ -340,16 +340,23 @@ static void source_of4(const char *addr, struct syn_source *src)
 /*
  * The table is bounded (sets of SYN_BUCKET_WAYS ways); a new source takes
  * the way closest to full, so a source spending past its rate keeps its
- * bucket while sources of one SYN come through its set: each of those
- * takes a way, the lightest goes (syn_source_bucket_evicted), and the heavy
- * one is still limited after them. The sources are picked by the hash the
+ * bucket while other sources come through its set. Sources of two SYNs
+ * (past a rate of one a second) each take a way, the lightest goes and is
+ * counted (syn_source_bucket_evicted); then sources of one SYN, at the
+ * rate, are forgotten uncounted: only the first of them takes a way from
+ * a source past its rate, the others from each other. The heavy one is
+ * still limited after them all. The sources are picked by the hash the
  * datapath uses (include/isnguard.h), with the test's key.
  */
+#define POLICY_TWO_SYN_SOURCES (SYN_BUCKET_WAYS + 3)
+#define POLICY_ONE_SYN_SOURCES 3
+
 TEST(test_syn_policy_heavy_source_keeps_its_bucket_in_a_full_set)
 {
-	struct syn_policy pol = { LIMIT(2), .source_hash_key = { 0x1234, 0x5678 } };
+	struct syn_policy pol = { LIMIT(3), .source_hash_key = { 0x1234, 0x5678 } };
 	const char *heavy = "10.0.9.2";
-	char colliding[SYN_BUCKET_WAYS + 3][32], addr[32];
+	char colliding[POLICY_TWO_SYN_SOURCES + POLICY_ONE_SYN_SOURCES][32], addr[32];
+	const int wanted = POLICY_TWO_SYN_SOURCES + POLICY_ONE_SYN_SOURCES;
 	struct syn_source src;
 	uint8_t frame[PKT_MAX_LEN];
 	uint32_t set;
@@ -359,14 +366,14 @@ TEST(test_syn_policy_heavy_source_keeps_its_bucket_in_a_full_set)
 		return;
 	source_of4(heavy, &src);
 	set = syn_source_set(syn_source_hash(&src, pol.source_hash_key));
-	for (int i = 1; i < (1 << 22) && found < SYN_BUCKET_WAYS + 3; i++) {
+	for (int i = 1; i < (1 << 22) && found < wanted; i++) {
 		snprintf(addr, sizeof(addr), "10.%d.%d.%d", 64 + (i >> 16), (i >> 8) & 0xff,
 			 i & 0xff);
 		source_of4(addr, &src);
 		if (syn_source_set(syn_source_hash(&src, pol.source_hash_key)) == set)
 			snprintf(colliding[found++], sizeof(colliding[0]), "%s", addr);
 	}
-	if (!ASSERT_EQ(found, SYN_BUCKET_WAYS + 3, "sources in the heavy one's set"))
+	if (!ASSERT_EQ(found, wanted, "sources in the heavy one's set"))
 		return;
 	for (size_t j = 0; j < SYN_PROGS; j++) {
 		uint64_t evicted = dp_stat(STAT_SYN_BUCKET_EVICTED);
@@ -374,21 +381,31 @@ TEST(test_syn_policy_heavy_source_keeps_its_bucket_in_a_full_set)
 		test_case_begin("%s", dp_prog_name(syn_progs[j]));
 		if (!dp_set_syn_policy(&pol, NULL))
 			break;
-		for (int k = 0; k < 3; k++)
+		for (int k = 0; k < 4; k++)
 			expect_outcome(syn_progs[j], frame,
 				       policy_syn(heavy, (uint16_t)(POLICY_SPORT + k), POLICY_PORT,
 						  false, frame),
-				       k < 2 ? ANSWERED : SOURCE_LIMITED, "the heavy source");
-		for (int k = 0; k < found; k++)
+				       k < 3 ? ANSWERED : SOURCE_LIMITED, "the heavy source");
+		for (int k = 0; k < POLICY_TWO_SYN_SOURCES; k++)
+			for (int n = 0; n < 2; n++)
+				expect_outcome(syn_progs[j], frame,
+					       policy_syn(colliding[k], (uint16_t)(POLICY_SPORT + n),
+							  POLICY_PORT, false, frame),
+					       ANSWERED, colliding[k]);
+		/* Three ways free at first, then a way of a two-SYN source each time. */
+		ASSERT_EQ(dp_stat(STAT_SYN_BUCKET_EVICTED) - evicted,
+			  POLICY_TWO_SYN_SOURCES - (SYN_BUCKET_WAYS - 1),
+			  "syn_source_bucket_evicted (sources past their rate)");
+		for (int k = POLICY_TWO_SYN_SOURCES; k < found; k++)
 			expect_outcome(syn_progs[j], frame,
 				       policy_syn(colliding[k], POLICY_SPORT, POLICY_PORT, false,
 						  frame), ANSWERED, colliding[k]);
+		ASSERT_EQ(dp_stat(STAT_SYN_BUCKET_EVICTED) - evicted,
+			  POLICY_TWO_SYN_SOURCES - (SYN_BUCKET_WAYS - 1) + 1,
+			  "syn_source_bucket_evicted (sources at their rate forgotten uncounted)");
 		expect_outcome(syn_progs[j], frame,
 			       policy_syn(heavy, POLICY_SPORT + 9, POLICY_PORT, false, frame),
 			       SOURCE_LIMITED, "the heavy source after them");
-		/* Three ways free at first, then a way of a one-SYN source each time. */
-		ASSERT_EQ(dp_stat(STAT_SYN_BUCKET_EVICTED) - evicted, found - (SYN_BUCKET_WAYS - 1),
-			  "syn_source_bucket_evicted");
 		ASSERT_EQ(dp_syn_buckets(), SYN_BUCKET_WAYS, "buckets: the set's ways, no more");
 	}
 	dp_syn_policy_clear();

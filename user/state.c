@@ -319,7 +319,11 @@ int reuse_pinned_maps(struct isnguard *skel, const char *ifname, struct kept_map
 		if ((sweeper_anew && is_sweeper_map(name)) ||
 		    (!strcmp(name, ISN_MAP_STATS) && pinned_layout_is(fd, map, &info) &&
 		     info.max_entries < bpf_map__max_entries(map)) ||
-		    (!strcmp(name, ISN_MAP_SYN_RESEND) && !pinned_layout_is(fd, map, &info))) {
+		    (!strcmp(name, ISN_MAP_SYN_RESEND) && !pinned_layout_is(fd, map, &info)) ||
+		    /* Soft state: a source forgotten starts again with a full bucket. */
+		    (!strcmp(name, ISN_MAP_SYN_BUCKETS) &&
+		     (!pinned_layout_is(fd, map, &info) ||
+		      info.max_entries != bpf_map__max_entries(map)))) {
 			km->old_fd[idx] = fd;	/* made anew, pinned in its place */
 			replaced = name;
 			continue;

@@ -81,7 +81,7 @@ pol_single_source_flood() {
 	assert_ge "$limited" $((sent - most - sent / 100)) "syn_source_limited (the rest of the flood)"
 	assert_gt "$(isng stats --json | json_num source_buckets)" 0 \
 		"stats: source_buckets holding the flood's source"
-	isng status | grep -q "buckets: [1-9][0-9]* of 65536 held" ||
+	isng status | grep -q "buckets: [1-9][0-9]* of 8192 held" ||
 		fail "status does not show the bucket table's fill: $(isng status | grep buckets)"
 	if [ "${rate:-0}" -lt 100000 ]; then
 		log "NOTE: the flood reached only $rate SYN/s on this machine"
@@ -101,8 +101,8 @@ test_policy_single_source_flood_draws_at_most_the_limit_tc_syn_hook() {
 }
 
 # A flood from 65536 sources at a few SYNs each, under the default limits:
-# every SYN is answered, none limited, while the bucket table (65536
-# buckets) turns over.
+# every SYN is answered, none limited, while the bucket table (8192
+# buckets) turns over eight times.
 test_policy_many_source_flood_answered_in_full() {
 	local flood sent synacks
 	sp_setup

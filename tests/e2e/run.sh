@@ -439,8 +439,9 @@ test_failed_attach_leaves_nothing() {
 
 # Kept state (detach --keep-state) made by another isnguard build, as over an
 # upgrade: here the build before issue 17's sweeper queues, whose isn_sweeper
-# was a bare timer (24 bytes), with no queue maps and fewer counters. The
-# attach makes the sweeper's maps anew, copies the counters (a retired one
+# was a bare timer (24 bytes), with no queue maps and fewer counters, and a
+# bucket table of 16384 sets. The attach makes the sweeper's maps and the
+# bucket table anew, copies the counters (a retired one
 # too, into its slot, where stats no longer shows it), and the kept
 # connection goes on, its flow given a sweep slot (sweep_flows_adopted). A
 # flow table of another layout cannot be read as this build's: refused in
@@ -455,7 +456,10 @@ test_attach_over_kept_state_of_another_layout() {
 	isng attach --xdp-mode skb lo || fail "isng attach lo (a second attachment)"
 	isng detach --keep-state "$IF_A" || fail "isng detach --keep-state"
 	rm -f "$PIN_DIR/isn_sweeper" "$PIN_DIR/isn_sweep_flows" "$PIN_DIR/isn_sweep_opening" \
-		"$PIN_DIR/isn_sweep_long" "$PIN_DIR/isn_stats"
+		"$PIN_DIR/isn_sweep_long" "$PIN_DIR/isn_stats" "$PIN_DIR/isn_syn_buckets"
+	# The source buckets of the builds with 16384 sets: soft state, made anew.
+	bpftool map create "$PIN_DIR/isn_syn_buckets" type array key 4 value 64 entries 16384 \
+		name isn_syn_buckets || fail "bpftool: an old isn_syn_buckets"
 	bpftool map create "$PIN_DIR/isn_sweeper" type array key 4 value 24 entries 1 \
 		name isn_sweeper || fail "bpftool: an old isn_sweeper"
 	bpftool map create "$PIN_DIR/isn_stats" type percpu_array key 4 value 8 entries 40 \
@@ -486,6 +490,9 @@ test_attach_over_kept_state_of_another_layout() {
 	[[ "$out" =~ "value "([0-9]+) ]] && [ "${BASH_REMATCH[1]}" != 24 ] ||
 		fail "isn_sweeper still the old one: $out"
 	[ -e "$PIN_DIR/isn_sweep_flows" ] || fail "no isn_sweep_flows pinned"
+	out=$(bpftool map show pinned "$PIN_DIR/isn_syn_buckets") || fail "bpftool map show isn_syn_buckets"
+	[[ "$out" =~ "max_entries "([0-9]+) ]] && [ "${BASH_REMATCH[1]}" != 16384 ] ||
+		fail "isn_syn_buckets still the old one: $out"
 	[ -e "$PIN_DIR/isn_sweep_long" ] || fail "no isn_sweep_long pinned"
 	bg_wait client
 	bg_wait server
