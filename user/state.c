@@ -87,10 +87,21 @@ void kept_maps_init(struct kept_maps *km)
 	km->flows_copied = false;
 }
 
+/*
+ * Kept maps of another layout whose content nothing needs: made anew even
+ * while another build's programs use the old one (each its own until it is
+ * replaced too). The source buckets: a source forgotten starts again with
+ * a full bucket, as one evicted does.
+ */
+static bool is_soft_state_map(const char *name)
+{
+	return !strcmp(name, ISN_MAP_SYN_BUCKETS);
+}
+
 bool kept_maps_replaced(const struct kept_maps *km)
 {
 	for (int i = 0; i < STATE_MAP_COUNT; i++)
-		if (km->old_fd[i] >= 0)
+		if (km->old_fd[i] >= 0 && !is_soft_state_map(pinned_maps[i]))
 			return true;
 	return km->new_sweeper || km->flows_copied;
 }
@@ -319,13 +330,14 @@ int reuse_pinned_maps(struct isnguard *skel, const char *ifname, struct kept_map
 		if ((sweeper_anew && is_sweeper_map(name)) ||
 		    (!strcmp(name, ISN_MAP_STATS) && pinned_layout_is(fd, map, &info) &&
 		     info.max_entries < bpf_map__max_entries(map)) ||
-		    (!strcmp(name, ISN_MAP_SYN_RESEND) && !pinned_layout_is(fd, map, &info)) ||
-		    /* Soft state: a source forgotten starts again with a full bucket. */
-		    (!strcmp(name, ISN_MAP_SYN_BUCKETS) &&
-		     (!pinned_layout_is(fd, map, &info) ||
-		      info.max_entries != bpf_map__max_entries(map)))) {
+		    (!strcmp(name, ISN_MAP_SYN_RESEND) && !pinned_layout_is(fd, map, &info))) {
 			km->old_fd[idx] = fd;	/* made anew, pinned in its place */
 			replaced = name;
+			continue;
+		}
+		if (is_soft_state_map(name) && (!pinned_layout_is(fd, map, &info) ||
+						 info.max_entries != bpf_map__max_entries(map))) {
+			km->old_fd[idx] = fd;	/* made anew, pinned in its place, whoever uses it */
 			continue;
 		}
 		same = pinned_layout_is(fd, map, &info);

@@ -333,3 +333,24 @@ test_upgrade_in_place_during_a_transfer_loses_nothing() {
 	# A restart (detach --keep-state, attach) in its place loses hundreds of segments.
 	assert_eq "$OP_RETRANS" 0 "segments lost through three in-place upgrades"
 }
+
+# An in-place upgrade from a build whose source-bucket table had another
+# size (16384 sets): the table, soft state, is made anew and pinned in the
+# old one's place, and --replace goes on, where a layout change of state
+# that matters (flows, counters) needs the detach and attach of an upgrade.
+test_upgrade_in_place_over_a_bucket_table_of_another_size() {
+	local out
+	is_baseline && skip "needs the datapath (ISNG_BASELINE=1)"
+	setup_guarded
+	rm -f "$PIN_DIR/isn_syn_buckets"
+	bpftool map create "$PIN_DIR/isn_syn_buckets" type array key 4 value 64 entries 16384 \
+		name isn_syn_buckets || fail "bpftool: an old isn_syn_buckets"
+	isng attach --replace "$IF_A" >"$E2E_WORK/replace.out" 2>&1 ||
+		fail "attach --replace over an old bucket table: $(cat "$E2E_WORK/replace.out")"
+	out=$(bpftool map show pinned "$PIN_DIR/isn_syn_buckets") || fail "bpftool map show isn_syn_buckets"
+	[[ "$out" =~ "max_entries "([0-9]+) ]] && [ "${BASH_REMATCH[1]}" != 16384 ] ||
+		fail "isn_syn_buckets still the old one: $out"
+	log "ok: isn_syn_buckets made anew: max_entries ${BASH_REMATCH[1]}"
+	assert_eq "$(isng stats --json | json_num source_buckets_max)" 8192 \
+		"stats: source_buckets_max, the new table's"
+}
