@@ -138,17 +138,17 @@ $(BUILD)/syn_flood: tests/e2e/syn_flood.c | $(BUILD)
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@
 
 $(BUILD)/bench_synproxy: $(BUILD)/tests/bench_synproxy.o $(BUILD)/tests/pkt.o \
-		$(BUILD)/tests/map_share.o $(BUILD)/user/ref/cookie_ref.o $(BUILD)/user/ref/isn_ref.o \
+		$(BUILD)/tests/bpf_run.o $(BUILD)/tests/map_share.o $(BUILD)/user/ref/cookie_ref.o $(BUILD)/user/ref/isn_ref.o \
 		$(BUILD)/user/local_addrs.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
 
-$(BUILD)/bench_sweeper: $(BUILD)/tests/bench_sweeper.o $(BUILD)/tests/map_share.o \
+$(BUILD)/bench_sweeper: $(BUILD)/tests/bench_sweeper.o $(BUILD)/tests/bpf_run.o $(BUILD)/tests/map_share.o \
 		$(BUILD)/user/json_writer.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)
 
-$(BUILD)/bench_resend: $(BUILD)/tests/bench_resend.o $(BUILD)/tests/map_share.o \
+$(BUILD)/bench_resend: $(BUILD)/tests/bench_resend.o $(BUILD)/tests/bpf_run.o $(BUILD)/tests/map_share.o \
 		$(BUILD)/user/json_writer.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(USER_LIBS)

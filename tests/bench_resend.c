@@ -33,6 +33,7 @@
 #include "isnguard.h"
 #include "isnguard.skel.h"
 #include "json_writer.h"
+#include "bpf_run.h"
 #include "map_share.h"
 #include "resend_fill.h"
 #include "resend_fill.skel.h"
@@ -67,14 +68,7 @@ static int fail(const char *what, int err)
 
 static __u64 stat_sum(enum isn_stat stat)
 {
-	__u64 values[ncpus], sum = 0;
-	__u32 key = stat;
-
-	if (bpf_map_lookup_elem(bpf_map__fd(dp->maps.isn_stats), &key, values))
-		return 0;
-	for (int i = 0; i < ncpus; i++)
-		sum += values[i];
-	return sum;
+	return percpu_u64_sum(bpf_map__fd(dp->maps.isn_stats), stat, sizeof(__u64), 0);
 }
 
 /* The tick's carrier: an IGMPv2 general query from 0.0.0.0 to 224.0.0.1, as a bridge's querier sends. */

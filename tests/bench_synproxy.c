@@ -64,6 +64,7 @@
 #include "isnguard.h"
 #include "isnguard.skel.h"
 #include "local_addrs.h"
+#include "bpf_run.h"
 #include "map_share.h"
 #include "pkt.h"
 #include "ref/cookie_ref.h"
@@ -414,18 +415,10 @@ static int setup_steps(struct isnguard *dp, struct bench_steps **steps)
 	return bench_steps__load(*steps);
 }
 
-/* A counter of the datapath, summed over CPUs (0 when it cannot be read). */
+/* A counter of the datapath, summed over CPUs (UINT64_MAX when it cannot be read). */
 static uint64_t stat_sum(struct isnguard *dp, uint32_t stat)
 {
-	int ncpus = libbpf_num_possible_cpus();
-	uint64_t values[512], sum = 0;
-
-	if (ncpus <= 0 || ncpus > 512 ||
-	    bpf_map_lookup_elem(bpf_map__fd(dp->maps.isn_stats), &stat, values))
-		return 0;
-	for (int i = 0; i < ncpus; i++)
-		sum += values[i];
-	return sum;
+	return percpu_u64_sum(bpf_map__fd(dp->maps.isn_stats), stat, sizeof(uint64_t), 0);
 }
 
 static int run_case(struct bcase *c, int target_map, int target_map_tc, unsigned long repeat,
