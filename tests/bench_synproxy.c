@@ -478,7 +478,7 @@ static double over(const struct bcase *c, const struct bcase *base)
 struct syn_set {
 	struct bcase *harness[2], *kernel[2], *isng[2], *reflect[2];	/* [0] IPv4, [1] IPv6 */
 	struct bcase *harness_tc[2], *isng_tc[2];
-	struct bcase *lookup[2], *fib[2];
+	struct bcase *lookup[2], *fib[2], *mac[2];
 	struct bcase *step_decide[2], *step_csum[2], *step_cookie[2], *step_answer[2];
 	struct bcase *ack_valid, *ack_bad, *kernel_check;
 };
@@ -523,6 +523,8 @@ static void add_syn_set(struct syn_set *set, int forwarding, struct bench_syn *b
 				     len);
 		set->fib[f] = add(NAME("route lookup alone (bpf_fib_lookup), %s, %s", fam[f], fwd),
 				  bs->progs.bench_fib_lookup, NULL, frame, len);
+		set->mac[f] = add(NAME("parse + cookie MAC alone (SipHash-2-4), %s, %s", fam[f], fwd),
+				  steps->progs.bench_step_mac_alone, NULL, frame, len);
 		set->step_decide[f] = add(NAME("isnguard steps: the decision, %s, %s", fam[f], fwd),
 					  restore, steps->progs.bench_step_decide, frame, len);
 		set->step_csum[f] = add(NAME("isnguard steps: + checksum check, %s, %s", fam[f],
@@ -577,9 +579,10 @@ static void print_syn_set(const struct syn_set *set, int forwarding, const struc
 		       round_ratio(set->isng_tc[f], set->harness_tc[f], set->isng[f],
 				   set->harness[f], rounds));
 		printf("  %s isnguard's steps: decision %.1f ns (in it: listener lookup %.1f, route "
-		       "lookup %.1f, measured alone), checksum check %.1f, cookie MAC %.1f, the "
-		       "SYN-ACK written %.1f\n", fam[f], over(set->step_decide[f], set->harness[f]),
-		       over(set->lookup[f], empty_tx), over(set->fib[f], empty_tx),
+		       "lookup %.1f, parse + cookie MAC %.1f, measured alone), checksum check %.1f, "
+		       "cookie MAC %.1f, the SYN-ACK written %.1f\n", fam[f],
+		       over(set->step_decide[f], set->harness[f]), over(set->lookup[f], empty_tx),
+		       over(set->fib[f], empty_tx), over(set->mac[f], empty_tx),
 		       over(set->step_csum[f], set->step_decide[f]),
 		       over(set->step_cookie[f], set->step_csum[f]),
 		       over(set->isng[f], set->step_cookie[f]));
