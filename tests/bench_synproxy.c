@@ -89,7 +89,7 @@ struct bcase {
 	double median;
 };
 
-static struct bcase cases[80];
+static struct bcase cases[120];
 static size_t ncases;
 static bool kernel_clock;	/* --kernel-clock: BPF_PROG_TEST_RUN's own duration per run */
 
@@ -481,6 +481,21 @@ static double over(const struct bcase *c, const struct bcase *base)
 	return d[nrounds / 2];
 }
 
+/* isnguard_tc_cookie's steps (tests/bpf/bench_steps.bpf.c), in order. */
+#define ACK_STEPS 7
+
+static struct bpf_program *ack_step_prog(struct bench_steps *steps, int step)
+{
+	struct bpf_program *progs[ACK_STEPS] = {
+		steps->progs.bench_step_ack_parse, steps->progs.bench_step_ack_flow,
+		steps->progs.bench_step_ack_socket, steps->progs.bench_step_ack_route,
+		steps->progs.bench_step_ack_pre, steps->progs.bench_step_ack_hash,
+		steps->progs.bench_step_ack_cookie,
+	};
+
+	return progs[step];
+}
+
 /* The SYN cases of one forwarding setting. */
 struct syn_set {
 	struct bcase *harness[2], *kernel[2], *isng[2], *reflect[2];	/* [0] IPv4, [1] IPv6 */
@@ -488,6 +503,7 @@ struct syn_set {
 	struct bcase *lookup[2], *fib[2];
 	struct bcase *step_decide[2], *step_csum[2], *step_cookie[2], *step_answer[2];
 	struct bcase *ack_valid, *ack_bad, *kernel_check;
+	struct bcase *ack_step[ACK_STEPS], *ack_step_valid[ACK_STEPS];	/* bench_step_ack_* */
 };
 
 static void add_syn_set(struct syn_set *set, int forwarding, struct bench_syn *bs,
@@ -495,7 +511,11 @@ static void add_syn_set(struct syn_set *set, int forwarding, struct bench_syn *b
 {
 	static const char *const fam[2] = { "IPv4", "IPv6" };
 	const char *fwd = forwarding ? "forwarding on" : "forwarding off";
-	static char names[2][32][96];
+	static const char *const ack_steps[ACK_STEPS] = {
+		"parse", "+ flow lookup", "+ socket lookup", "+ route", "+ synproxy_ack_pre",
+		"+ cookie_check", "+ synproxy_ack_cookie",
+	};
+	static char names[2][48][96];
 	uint8_t frame[PKT_MAX_LEN];
 	size_t len, first = ncases;
 	int n = 0;
@@ -551,6 +571,18 @@ static void add_syn_set(struct syn_set *set, int forwarding, struct bench_syn *b
 			   dp->progs.isnguard_tc_cookie, NULL, frame, len);
 	set->ack_bad->cookie_slots_back = 0;
 	set->ack_bad->cookie_bad_mac = true;
+	for (int i = 0; i < ACK_STEPS; i++) {
+		set->ack_step[i] = add(NAME("cookie ACK steps, bad MAC: %s, %s", ack_steps[i], fwd),
+				       ack_step_prog(steps, i), NULL, frame, len);
+		set->ack_step[i]->cookie_slots_back = 0;
+		set->ack_step[i]->cookie_bad_mac = true;
+	}
+	len = cookie_ack(0, false, frame);
+	for (int i = ACK_STEPS - 2; i < ACK_STEPS; i++) {
+		set->ack_step_valid[i] = add(NAME("cookie ACK steps, valid: %s, %s", ack_steps[i],
+						  fwd), ack_step_prog(steps, i), NULL, frame, len);
+		set->ack_step_valid[i]->cookie_slots_back = 0;
+	}
 #undef NAME
 	for (size_t i = first; i < ncases; i++)
 		cases[i].forwarding = forwarding;
@@ -600,6 +632,18 @@ static void print_syn_set(const struct syn_set *set, int forwarding, const struc
 	printf("  isnguard, bad MAC                 %7.1f ns  %.2fx the kernel's\n",
 	       over(set->ack_bad, tc_empty),
 	       round_ratio(set->ack_bad, tc_empty, set->kernel_check, tc_empty, rounds));
+	printf("  isnguard's steps, bad MAC: parse %.1f ns, flow lookup %.1f, socket lookup %.1f, "
+	       "route %.1f, synproxy_ack_pre (over the parse and flow) %.1f, cookie_check %.1f, "
+	       "the rest of synproxy_ack_cookie %.1f, the verdict %.1f\n",
+	       over(set->ack_step[0], tc_empty), over(set->ack_step[1], set->ack_step[0]),
+	       over(set->ack_step[2], set->ack_step[1]), over(set->ack_step[3], set->ack_step[2]),
+	       over(set->ack_step[4], set->ack_step[1]), over(set->ack_step[5], set->ack_step[4]),
+	       over(set->ack_step[6], set->ack_step[5]), over(set->ack_bad, set->ack_step[6]));
+	printf("  isnguard's steps, valid: cookie_check %.1f ns, the rest of synproxy_ack_cookie "
+	       "%.1f, synproxy_assign and the verdict %.1f\n",
+	       over(set->ack_step_valid[5], set->ack_step[4]),
+	       over(set->ack_step_valid[6], set->ack_step_valid[5]),
+	       over(set->ack_valid, set->ack_step_valid[6]));
 }
 
 int main(int argc, char **argv)
