@@ -162,6 +162,7 @@ static __always_inline int bench_ack_step(struct __sk_buff *skb, enum bench_ack_
 	copy = pkt;
 	if (last == ACK_STEP_HASH)
 		return bench_ack_hash(skb, &copy, &req) < 0 ? TC_ACT_SHOT : TC_ACT_UNSPEC;
+	synproxy_ack_flow_seen(skb, false);
 	return synproxy_ack_cookie(skb, &copy, &req) == SYNPROXY_NOT_MINE ? TC_ACT_SHOT
 									: TC_ACT_UNSPEC;
 }
