@@ -233,6 +233,8 @@ int isnguard_tc_ingress(struct __sk_buff *skb)
 		else
 			stat = synproxy_opening(&c, &pkt, st);
 	} else if (stat == STAT_PASS_UNTRACKED && synproxy_ack_candidate(&c, &pkt)) {
+		/* datapath_ingress_skb's lookup is not kept: synproxy_invalid_to_stack looks again. */
+		synproxy_ack_flow_seen(skb, true);
 		cookie = synproxy_ack(&c, &pkt, &to_stack);
 		if (cookie != SYNPROXY_NOT_MINE)
 			stat = cookie;
@@ -271,6 +273,7 @@ static __always_inline int tc_cookie(struct __sk_buff *skb, int *stat_out)
 	if (tcp_flow_key(&c, &pkt, false, &fk))
 		return TC_ACT_UNSPEC;
 	st = flow_lookup(&fk, &opening);
+	synproxy_ack_flow_seen(skb, st != NULL);
 	if (st && flow_before_socket(st)) {
 		stat_inc(STAT_COOKIE_ACK_BEFORE_SOCKET);
 		st = NULL;	/* judged below, as if it had no entry */

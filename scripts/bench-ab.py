@@ -24,6 +24,23 @@ ROWS_SYN = (
     (r"isnguard SYN-ACK at tc \(IPv4\)\s+([\d.]+)", "tc_cookie_synack_ipv4"),
     (r"empty XDP_TX\s+([\d.]+)", "empty_xdp_tx"),
     (r"protected port, tc beside XDP\s+([\d.]+)", "tc_cookie_established_ack"),
+    (r"protected port, --ingress tc\s+([\d.]+)", "tc_ingress_established_ack"),
+    (r"protected port, XDP \(no flow\)\s+([\d.]+)", "xdp_established_ack_no_flow"),
+    (r"forwarding off, over an empty tc program:\n.*helper \+ lookup\s+([\d.]+)",
+     "kernel_check_ack_fwd_off"),
+    (r"forwarding off, over an empty tc program:\n.*\n\s+isnguard, valid\s+([\d.]+)",
+     "tc_cookie_ack_valid_fwd_off"),
+    (r"forwarding off, over an empty tc program:\n.*\n.*\n\s+isnguard, bad MAC\s+([\d.]+)",
+     "tc_cookie_ack_bad_mac_fwd_off"),
+    (r"forwarding on, over an empty tc program:\n.*helper \+ lookup\s+([\d.]+)",
+     "kernel_check_ack_fwd_on"),
+    (r"forwarding on, over an empty tc program:\n.*\n\s+isnguard, valid\s+([\d.]+)",
+     "tc_cookie_ack_valid_fwd_on"),
+    (r"forwarding on, over an empty tc program:\n.*\n.*\n\s+isnguard, bad MAC\s+([\d.]+)",
+     "tc_cookie_ack_bad_mac_fwd_on"),
+    (r"valid, made the slot before \(forwarding off\)\s+([\d.]+)", "tc_cookie_ack_valid_prev"),
+    (r"IPv4 isnguard SYN-ACK \(XDP\)\s+([\d.]+)", "xdp_synack_ipv4_fwd_off"),
+    (r"IPv4 isnguard SYN-ACK at tc \(--syn-hook tc\)\s+([\d.]+)", "tc_synack_ipv4_fwd_off"),
 )
 
 

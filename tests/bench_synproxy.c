@@ -41,7 +41,14 @@
  * isnguard_xdp loaded with no SYN policy, and both with a new source each
  * SYN (bench_restore4_newsrc), which makes a bucket each time.
  *
- * Usage: bench_synproxy [--repeat N] [--rounds N] [--kernel-clock]
+ * With --other OBJ, another build's isnguard.bpf.o is loaded on the same
+ * maps, and its isnguard_tc_cookie, isnguard_tc_ingress and isnguard_xdp run
+ * the cookie ACK and established cases too, each beside this build's in
+ * every round: the paired differences of two builds in one process, where
+ * the machine's load falls on both alike (scripts/bench-ab.py pairs whole
+ * runs).
+ *
+ * Usage: bench_synproxy [--repeat N] [--rounds N] [--kernel-clock] [--other OBJ]
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -88,9 +95,11 @@ struct bcase {
 	double ns[MAX_ROUNDS];	/* sorted once the rounds are done */
 	double round_ns[MAX_ROUNDS];	/* in the rounds' order */
 	double median;
+	struct bcase *other;	/* the same case with the other build's program (--other) */
+	bool is_other;		/* run beside its case, not in the round's order */
 };
 
-static struct bcase cases[80];
+static struct bcase cases[120];
 static size_t ncases;
 static bool kernel_clock;	/* --kernel-clock: BPF_PROG_TEST_RUN's own duration per run */
 
@@ -460,6 +469,70 @@ static double round_ratio(const struct bcase *a, const struct bcase *a_base,
 
 static unsigned long nrounds;
 
+/* A case of this build and the same of the other build (--other). */
+struct ab_pair {
+	struct bcase *mine, *other;
+};
+
+static struct ab_pair ab_pairs[16];
+static size_t nab_pairs;
+
+/* The case again with the other build's program, run beside it each round. */
+static void add_other(struct bcase *mine, struct bpf_program *prog)
+{
+	static char names[16][112];
+	struct bcase *c;
+
+	if (!prog)
+		return;
+	snprintf(names[nab_pairs], sizeof(names[0]), "%s (--other)", mine->name);
+	c = add(names[nab_pairs], prog, NULL, mine->frame, mine->len);
+	c->forwarding = mine->forwarding;
+	c->cookie_slots_back = mine->cookie_slots_back;
+	c->cookie_bad_mac = mine->cookie_bad_mac;
+	c->is_other = true;
+	mine->other = c;
+	ab_pairs[nab_pairs++] = (struct ab_pair){ .mine = mine, .other = c };
+}
+
+/* Each pair: the median and quartiles of the rounds' differences, this build's - the other's. */
+static void print_ab(const char *other)
+{
+	if (!nab_pairs)
+		return;
+	printf("\nThis build - %s, ns, the median of the rounds' differences (quartiles):\n",
+	       other);
+	for (size_t i = 0; i < nab_pairs; i++) {
+		double d[MAX_ROUNDS];
+
+		for (unsigned long r = 0; r < nrounds; r++)
+			d[r] = ab_pairs[i].mine->round_ns[r] - ab_pairs[i].other->round_ns[r];
+		qsort(d, nrounds, sizeof(double), cmp_double);
+		printf("  %-70s %+7.1f (%+.1f..%+.1f)\n", ab_pairs[i].mine->name, d[nrounds / 2],
+		       d[nrounds / 4], d[(3 * nrounds) / 4]);
+	}
+}
+
+/* Another build's object on the datapath's maps: the programs the A/B cases run. */
+static int setup_other(struct isnguard *dp, const char *path, struct bpf_object **other)
+{
+	struct bpf_program *p;
+
+	*other = bpf_object__open_file(path, NULL);
+	if (!*other)
+		return -1;
+	bpf_object__for_each_program(p, *other) {
+		const char *name = bpf_program__name(p);
+
+		bpf_program__set_autoload(p, !strcmp(name, "isnguard_tc_cookie") ||
+						     !strcmp(name, "isnguard_tc_ingress") ||
+						     !strcmp(name, "isnguard_xdp"));
+	}
+	if (map_share(*other, dp->obj, NULL))
+		return -1;
+	return bpf_object__load(*other);
+}
+
 /*
  * A case over its baseline: the median of the rounds' differences, each
  * taken within one round (the machine's load moves both sides alike).
@@ -474,6 +547,21 @@ static double over(const struct bcase *c, const struct bcase *base)
 	return d[nrounds / 2];
 }
 
+/* isnguard_tc_cookie's steps (tests/bpf/bench_steps.bpf.c), in order. */
+#define ACK_STEPS 7
+
+static struct bpf_program *ack_step_prog(struct bench_steps *steps, int step)
+{
+	struct bpf_program *progs[ACK_STEPS] = {
+		steps->progs.bench_step_ack_parse, steps->progs.bench_step_ack_flow,
+		steps->progs.bench_step_ack_socket, steps->progs.bench_step_ack_route,
+		steps->progs.bench_step_ack_pre, steps->progs.bench_step_ack_hash,
+		steps->progs.bench_step_ack_cookie,
+	};
+
+	return progs[step];
+}
+
 /* The SYN cases of one forwarding setting. */
 struct syn_set {
 	struct bcase *harness[2], *kernel[2], *isng[2], *reflect[2];	/* [0] IPv4, [1] IPv6 */
@@ -481,6 +569,7 @@ struct syn_set {
 	struct bcase *lookup[2], *fib[2], *mac[2];
 	struct bcase *step_decide[2], *step_csum[2], *step_cookie[2], *step_answer[2];
 	struct bcase *ack_valid, *ack_bad, *kernel_check;
+	struct bcase *ack_step[ACK_STEPS], *ack_step_valid[ACK_STEPS];	/* bench_step_ack_* */
 };
 
 static void add_syn_set(struct syn_set *set, int forwarding, struct bench_syn *bs,
@@ -488,7 +577,11 @@ static void add_syn_set(struct syn_set *set, int forwarding, struct bench_syn *b
 {
 	static const char *const fam[2] = { "IPv4", "IPv6" };
 	const char *fwd = forwarding ? "forwarding on" : "forwarding off";
-	static char names[2][32][96];
+	static const char *const ack_steps[ACK_STEPS] = {
+		"parse", "+ flow lookup", "+ socket lookup", "+ route", "+ synproxy_ack_pre",
+		"+ cookie_check", "+ synproxy_ack_cookie",
+	};
+	static char names[2][48][96];
 	uint8_t frame[PKT_MAX_LEN];
 	size_t len, first = ncases;
 	int n = 0;
@@ -546,6 +639,18 @@ static void add_syn_set(struct syn_set *set, int forwarding, struct bench_syn *b
 			   dp->progs.isnguard_tc_cookie, NULL, frame, len);
 	set->ack_bad->cookie_slots_back = 0;
 	set->ack_bad->cookie_bad_mac = true;
+	for (int i = 0; i < ACK_STEPS; i++) {
+		set->ack_step[i] = add(NAME("cookie ACK steps, bad MAC: %s, %s", ack_steps[i], fwd),
+				       ack_step_prog(steps, i), NULL, frame, len);
+		set->ack_step[i]->cookie_slots_back = 0;
+		set->ack_step[i]->cookie_bad_mac = true;
+	}
+	len = cookie_ack(0, false, frame);
+	for (int i = ACK_STEPS - 2; i < ACK_STEPS; i++) {
+		set->ack_step_valid[i] = add(NAME("cookie ACK steps, valid: %s, %s", ack_steps[i],
+						  fwd), ack_step_prog(steps, i), NULL, frame, len);
+		set->ack_step_valid[i]->cookie_slots_back = 0;
+	}
 #undef NAME
 	for (size_t i = first; i < ncases; i++)
 		cases[i].forwarding = forwarding;
@@ -596,13 +701,26 @@ static void print_syn_set(const struct syn_set *set, int forwarding, const struc
 	printf("  isnguard, bad MAC                 %7.1f ns  %.2fx the kernel's\n",
 	       over(set->ack_bad, tc_empty),
 	       round_ratio(set->ack_bad, tc_empty, set->kernel_check, tc_empty, rounds));
+	printf("  isnguard's steps, bad MAC: parse %.1f ns, flow lookup %.1f, socket lookup %.1f, "
+	       "route %.1f, synproxy_ack_pre (over the parse and flow) %.1f, cookie_check %.1f, "
+	       "the rest of synproxy_ack_cookie %.1f, the verdict %.1f\n",
+	       over(set->ack_step[0], tc_empty), over(set->ack_step[1], set->ack_step[0]),
+	       over(set->ack_step[2], set->ack_step[1]), over(set->ack_step[3], set->ack_step[2]),
+	       over(set->ack_step[4], set->ack_step[1]), over(set->ack_step[5], set->ack_step[4]),
+	       over(set->ack_step[6], set->ack_step[5]), over(set->ack_bad, set->ack_step[6]));
+	printf("  isnguard's steps, valid: cookie_check %.1f ns, the rest of synproxy_ack_cookie "
+	       "%.1f, synproxy_assign and the verdict %.1f\n",
+	       over(set->ack_step_valid[5], set->ack_step[4]),
+	       over(set->ack_step_valid[6], set->ack_step_valid[5]),
+	       over(set->ack_valid, set->ack_step_valid[6]));
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option long_opts[] = {
 		{ "repeat", required_argument, NULL, 'r' }, { "rounds", required_argument, NULL, 'n' },
-		{ "kernel-clock", no_argument, NULL, 'k' }, { 0 },
+		{ "kernel-clock", no_argument, NULL, 'k' }, { "other", required_argument, NULL, 'o' },
+		{ 0 },
 	};
 	unsigned long repeat = 1000000, rounds = 9;
 	struct bcase *kernel4_nolookup, *harness4, *empty_tx, *reflect_alone;
@@ -616,6 +734,8 @@ int main(int argc, char **argv)
 	struct bench_steps *steps;
 	struct bench_syn *bs;
 	struct isnguard *dp, *syn_tc, *no_policy;
+	struct bpf_object *other = NULL;
+	const char *other_path = NULL;
 	size_t len;
 
 	while ((c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
@@ -625,6 +745,8 @@ int main(int argc, char **argv)
 			rounds = strtoul(optarg, NULL, 10);
 		else if (c == 'k')
 			kernel_clock = true;
+		else if (c == 'o')
+			other_path = optarg;
 		else
 			return 2;
 	}
@@ -650,7 +772,8 @@ int main(int argc, char **argv)
 	}
 	bs = bench_syn__open_and_load();
 	if (!bs || setup_datapath(&dp) || setup_syn_tc(dp, &syn_tc) || setup_steps(dp, &steps) ||
-	    setup_no_policy(dp, &no_policy)) {
+	    setup_no_policy(dp, &no_policy) ||
+	    (other_path && setup_other(dp, other_path, &other))) {
 		fprintf(stderr, "bench_synproxy: load the BPF objects: %s\n", strerror(errno));
 		return 1;
 	}
@@ -693,6 +816,20 @@ int main(int argc, char **argv)
 			     dp->progs.isnguard_tc_cookie, NULL, frame, len);
 	ack_valid_prev->forwarding = 0;
 	ack_valid_prev->cookie_slots_back = 1;
+	if (other) {
+		struct bpf_program *tc_cookie = bpf_object__find_program_by_name(other,
+										  "isnguard_tc_cookie");
+
+		for (int s = 0; s < 2; s++) {
+			add_other(sets[s].ack_valid, tc_cookie);
+			add_other(sets[s].ack_bad, tc_cookie);
+		}
+		add_other(ack_valid_prev, tc_cookie);
+		add_other(tc_cookie_prot, tc_cookie);
+		add_other(tc_cookie_open, tc_cookie);
+		add_other(tc_ing_prot, bpf_object__find_program_by_name(other, "isnguard_tc_ingress"));
+		add_other(xdp_prot, bpf_object__find_program_by_name(other, "isnguard_xdp"));
+	}
 	if (!sets[0].ack_valid->len || !ack_valid_prev->len || !sets[0].ack_bad->len) {
 		fprintf(stderr, "bench_synproxy: the reference cookie: no SipHash in libcrypto\n");
 		return 1;
@@ -705,16 +842,27 @@ int main(int argc, char **argv)
 				cases[i].len = cookie_ack((uint32_t)cases[i].cookie_slots_back,
 							  cases[i].cookie_bad_mac, cases[i].frame);
 		for (size_t i = 0; i < ncases; i++) {
-			int err = run_case(&cases[i], bpf_map__fd(bs->maps.bench_target),
-					   bpf_map__fd(bs->maps.bench_target_tc), repeat,
-					   &cases[i].ns[r]);
+			/* A case and its other build's run back to back, first one then the other. */
+			struct bcase *pair[2] = { &cases[i], cases[i].other };
 
-			if (err) {
-				fprintf(stderr, "bench_synproxy: %s: %s\n", cases[i].name,
-					strerror(-err));
-				return 1;
+			if (cases[i].is_other)
+				continue;
+			if (pair[1] && r % 2) {
+				pair[0] = pair[1];
+				pair[1] = &cases[i];
 			}
-			cases[i].round_ns[r] = cases[i].ns[r];
+			for (int k = 0; k < 2 && pair[k]; k++) {
+				int err = run_case(pair[k], bpf_map__fd(bs->maps.bench_target),
+						   bpf_map__fd(bs->maps.bench_target_tc), repeat,
+						   &pair[k]->ns[r]);
+
+				if (err) {
+					fprintf(stderr, "bench_synproxy: %s: %s\n", pair[k]->name,
+						strerror(-err));
+					return 1;
+				}
+				pair[k]->round_ns[r] = pair[k]->ns[r];
+			}
 		}
 	}
 	set_forwarding(0);
@@ -740,8 +888,9 @@ int main(int argc, char **argv)
 			"SYN answered?\n", (unsigned long long)stat_sum(dp, STAT_COOKIE_SENT),
 			11 * rounds * repeat);
 	/* The valid cases count (the previous slot's too, unless a slot ended), the bad ones too. */
+	/* With --other, its runs count on the same maps: twice as many bad ones. */
 	if (stat_sum(dp, STAT_COOKIE_ACK_VALID) < 2 * rounds * repeat ||
-	    stat_sum(dp, STAT_COOKIE_BAD_MAC) != 2 * rounds * repeat)
+	    stat_sum(dp, STAT_COOKIE_BAD_MAC) != (other ? 4 : 2) * rounds * repeat)
 		fprintf(stderr, "bench_synproxy: warning: cookie ACKs valid %llu, bad MAC %llu of %lu "
 			"each: were they checked?\n",
 			(unsigned long long)stat_sum(dp, STAT_COOKIE_ACK_VALID),
@@ -768,10 +917,12 @@ int main(int argc, char **argv)
 	printf("  unprotected port, tc beside XDP   %7.1f ns\n", over(tc_cookie_open, tc_empty));
 	printf("  protected port, --ingress tc      %7.1f ns\n", over(tc_ing_prot, tc_empty));
 	printf("  protected port, XDP (no flow)     %7.1f ns (absolute)\n", xdp_prot->median);
+	print_ab(other_path);
 	close(conn_prot);
 	close(conn_open);
 	for (int i = 0; i < 3; i++)
 		close(listeners[i]);
+	bpf_object__close(other);
 	bench_steps__destroy(steps);
 	isnguard__destroy(no_policy);
 	isnguard__destroy(syn_tc);
