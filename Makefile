@@ -137,7 +137,8 @@ $(BUILD)/syn_flood: tests/e2e/syn_flood.c | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $< -o $@
 
-$(BUILD)/bench_synproxy: $(BUILD)/tests/bench_synproxy.o $(BUILD)/tests/pkt.o \
+$(BUILD)/bench_synproxy: $(BUILD)/tests/bench_synproxy.o $(BUILD)/tests/bench_synproxy_env.o \
+		$(BUILD)/tests/bench_synproxy_load.o $(BUILD)/tests/pkt.o \
 		$(BUILD)/tests/bpf_run.o $(BUILD)/tests/map_share.o $(BUILD)/user/ref/cookie_ref.o $(BUILD)/user/ref/isn_ref.o \
 		$(BUILD)/user/local_addrs.o
 	$(call msg,LINK,$@)

@@ -48,19 +48,16 @@
  * the machine's load falls on both alike (scripts/bench-ab.py pairs whole
  * runs).
  *
+ * The namespace, sockets and frames are bench_synproxy_env.c's, the BPF
+ * objects bench_synproxy_load.c's.
+ *
  * Usage: bench_synproxy [--repeat N] [--rounds N] [--kernel-clock] [--other OBJ]
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <net/if.h>
-#include <sched.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -68,36 +65,8 @@
 
 #include "bench_steps.skel.h"
 #include "bench_syn.skel.h"
-#include "isnguard.h"
+#include "bench_synproxy.h"
 #include "isnguard.skel.h"
-#include "local_addrs.h"
-#include "bpf_run.h"
-#include "map_share.h"
-#include "pkt.h"
-#include "ref/cookie_ref.h"
-
-#define MAX_ROUNDS 31
-#define BENCH_PORT 18600	/* protected */
-#define BENCH_OPEN_PORT 18601	/* not protected */
-#define BENCH_COOKIE_SPORT 18602	/* the cookie ACKs' client port: no socket has it */
-#define BENCH_CLIENT_ISN 0x1234567u
-
-struct bcase {
-	const char *name;
-	int prog_fd;
-	int target_fd;		/* harness cases: what bench_target holds, else -1 */
-	bool tc;		/* a tc harness: the target goes in bench_target_tc */
-	int forwarding;		/* the namespace's forwarding in its runs: 0, 1, or -1 either */
-	int cookie_slots_back;	/* a cookie ACK made again each round (cookie_ack), or -1 */
-	bool cookie_bad_mac;
-	uint8_t frame[PKT_MAX_LEN];
-	size_t len;
-	double ns[MAX_ROUNDS];	/* sorted once the rounds are done */
-	double round_ns[MAX_ROUNDS];	/* in the rounds' order */
-	double median;
-	struct bcase *other;	/* the same case with the other build's program (--other) */
-	bool is_other;		/* run beside its case, not in the round's order */
-};
 
 static struct bcase cases[120];
 static size_t ncases;
@@ -131,303 +100,6 @@ static struct bcase *add(const char *name, struct bpf_program *prog, struct bpf_
 	memcpy(c->frame, frame, len);
 	c->len = len;
 	return c;
-}
-
-static int listen_tcp(int family, uint16_t port)
-{
-	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_port = htons(port) };
-	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons(port) };
-	int one = 1, fd = socket(family == 4 ? AF_INET : AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		return -1;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (family == 6)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(fd, family == 4 ? (struct sockaddr *)&a4 : (struct sockaddr *)&a6,
-		 family == 4 ? sizeof(a4) : sizeof(a6)) || listen(fd, 64)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* A real established loopback connection to port; *sport gets the client's port. */
-static int connect_loopback(uint16_t port, uint16_t *sport)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t alen = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) ||
-	    getsockname(fd, (struct sockaddr *)&a, &alen))
-		return -1;
-	*sport = ntohs(a.sin_port);
-	return fd;
-}
-
-static bool write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	bool ok = f && fputs(text, f) >= 0;
-
-	return f && !fclose(f) && ok;
-}
-
-/* in6_ifreq of <linux/ipv6.h>, which clashes with <netinet/in.h>. */
-struct bench_in6_ifreq {
-	struct in6_addr addr;
-	uint32_t prefixlen;
-	int ifindex;
-};
-
-/*
- * A network namespace of the bench's own, so that forwarding can be
- * switched on and off between cases: lo up with the SYNs' destinations,
- * 10.0.0.1/32 and 2001:db8::1/128, as the host's own addresses. Test runs
- * come in on lo, and look sockets and routes up here.
- */
-static int bench_netns(void)
-{
-	struct ifreq ifr = { 0 };
-	struct sockaddr_in *sin = (struct sockaddr_in *)&ifr.ifr_addr;
-	struct bench_in6_ifreq r6 = { .prefixlen = 128 };
-	int fd, fd6, err = 0;
-
-	if (unshare(CLONE_NEWNET))
-		return -1;
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	fd6 = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
-	if (fd < 0 || fd6 < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr))
-		err = -1;
-	ifr.ifr_flags |= IFF_UP;
-	if (!err && ioctl(fd, SIOCSIFFLAGS, &ifr))
-		err = -1;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo:9");
-	sin->sin_family = AF_INET;
-	inet_pton(AF_INET, "10.0.0.1", &sin->sin_addr);
-	if (!err && ioctl(fd, SIOCSIFADDR, &ifr))
-		err = -1;
-	inet_pton(AF_INET, "255.255.255.255", &sin->sin_addr);
-	if (!err && ioctl(fd, SIOCSIFNETMASK, &ifr))
-		err = -1;
-	r6.ifindex = (int)if_nametoindex("lo");
-	inet_pton(AF_INET6, "2001:db8::1", &r6.addr);
-	if (!err && ioctl(fd6, SIOCSIFADDR, &r6))
-		err = -1;
-	if (fd >= 0)
-		close(fd);
-	if (fd6 >= 0)
-		close(fd6);
-	return err;
-}
-
-static int forwarding_now = -1;
-
-/* The namespace's IPv4 and IPv6 forwarding, every device's (all). */
-static int set_forwarding(int on)
-{
-	const char *v = on ? "1" : "0";
-
-	if (on < 0 || on == forwarding_now)
-		return 0;
-	if (!write_file("/proc/sys/net/ipv4/conf/all/forwarding", v) ||
-	    !write_file("/proc/sys/net/ipv6/conf/all/forwarding", v))
-		return -1;
-	forwarding_now = on;
-	return 0;
-}
-
-static size_t linux_syn(int family, uint8_t *buf)
-{
-	struct pkt_spec s = { 0 };
-
-	memcpy(s.eth_src, "\x02\x00\x00\x00\x00\x02", 6);
-	memcpy(s.eth_dst, "\x02\x00\x00\x00\x00\x01", 6);
-	pkt_set_addrs(&s, family == 6 ? "2001:db8::2" : "10.0.0.2",
-		      family == 6 ? "2001:db8::1" : "10.0.0.1");
-	s.sport = 40000;
-	s.dport = BENCH_PORT;
-	s.seq = 12345678;
-	s.flags = TH_SYN;
-	s.window = 64240;
-	pkt_opt_mss(&s, family == 6 ? 1440 : 1460);
-	pkt_opt_sack_perm(&s);
-	pkt_opt_timestamp(&s, 0x11223344, 0);
-	pkt_opt_nop(&s);
-	pkt_opt_wscale(&s, 7);
-	return pkt_build(&s, buf, PKT_MAX_LEN);
-}
-
-static size_t loopback_ack(uint16_t sport, uint16_t dport, uint8_t *buf)
-{
-	struct pkt_spec s = { 0 };
-
-	pkt_set_addrs(&s, "127.0.0.1", "127.0.0.1");
-	s.sport = sport;
-	s.dport = dport;
-	s.seq = 1000;
-	s.ack = 2000;
-	s.flags = TH_ACK;
-	s.window = 512;
-	pkt_opt_nop(&s);
-	pkt_opt_nop(&s);
-	pkt_opt_timestamp(&s, 5, 6);
-	return pkt_build(&s, buf, PKT_MAX_LEN);
-}
-
-/* The datapath's key (generation 0), which the reference makes the cookie ACKs' cookies with. */
-static const struct isn_key bench_key = { { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 } };
-
-/*
- * A cookie ACK from 127.0.0.1:BENCH_COOKIE_SPORT to the protected port, its
- * cookie made by the reference slots_back slots before now (Linux's options,
- * timestamps on), or, with bad_mac, one bit of it flipped.
- */
-static size_t cookie_ack(uint32_t slots_back, bool bad_mac, uint8_t *buf)
-{
-	struct ref_cookie_opts o = { .wscale = 7, .wscale_ok = true, .sack_ok = true };
-	struct timespec now;
-	struct pkt_spec s = { 0 };
-	struct flow_key fk = { .family = FLOW_FAMILY_IPV4 };
-	uint32_t slot, cookie, tsval;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-	slot = (uint32_t)((((uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec) >>
-			   COOKIE_SLOT_SHIFT) - slots_back);
-	pkt_set_addrs(&s, "127.0.0.1", "127.0.0.1");
-	memcpy(fk.local_addr, "\x7f\x00\x00\x01", 4);
-	memcpy(fk.remote_addr, "\x7f\x00\x00\x01", 4);
-	fk.local_port = htons(BENCH_PORT);
-	fk.remote_port = htons(BENCH_COOKIE_SPORT);
-	if (ref_cookie_make(&bench_key, &fk, BENCH_CLIENT_ISN, slot,
-			    ref_cookie_opt_bits(ref_cookie_mss_index(4, 65483, true), &o, true), true,
-			    &cookie, &tsval))
-		return 0;
-	s.sport = BENCH_COOKIE_SPORT;
-	s.dport = BENCH_PORT;
-	s.seq = BENCH_CLIENT_ISN + 1;
-	s.ack = (cookie ^ (bad_mac ? 1u << 20 : 0)) + 1;
-	s.flags = TH_ACK;
-	s.window = 512;
-	pkt_opt_nop(&s);
-	pkt_opt_nop(&s);
-	pkt_opt_timestamp(&s, 7, tsval);
-	return pkt_build(&s, buf, PKT_MAX_LEN);
-}
-
-static int setup_datapath(struct isnguard **dp)
-{
-	struct synproxy_config sp = {
-		.mode = SYNPROXY_ALWAYS,
-		/* As attach sets it where the kernel has bpf_sk_assign_tcp_reqsk: the local path. */
-		.flags = SYNPROXY_F_SACK | SYNPROXY_F_TIMESTAMPS | SYNPROXY_F_WSCALE |
-			 SYNPROXY_F_ECN | SYNPROXY_F_LOCAL_PATH,
-		.syn_threshold = 1000, .rcv_wscale = 7, .window = 65535,
-	};
-	struct isn_config cfg = { .hash = ISN_HASH_SIPHASH };
-	/*
-	 * The SYN policy as attach writes it (a bucket per source prefix), but
-	 * with a rate no run reaches: every SYN pays its source bucket's check
-	 * and is answered.
-	 */
-	struct syn_policy pol = {
-		.source_rate = SYN_RATE_MAX, .source_burst = SYN_RATE_MAX,
-		.source_prefix4 = SYN_SOURCE_PREFIX4_DEFAULT,
-		.source_prefix6 = SYN_SOURCE_PREFIX6_DEFAULT, .flags = SYN_POLICY_SET,
-	};
-	uint32_t zero = 0, word = BENCH_PORT >> 6;
-	uint64_t bits = 1ULL << (BENCH_PORT & 63);
-
-	*dp = isnguard__open();
-	if (!*dp || bpf_map__set_max_entries((*dp)->maps.isn_flows, 4096) ||
-	    bpf_map__set_max_entries((*dp)->maps.isn_opening, 1024) || isnguard__load(*dp))
-		return -1;
-	if (bpf_map_update_elem(bpf_map__fd((*dp)->maps.isn_key), &zero, &bench_key, BPF_ANY) ||
-	    bpf_map_update_elem(bpf_map__fd((*dp)->maps.isn_config), &zero, &cfg, BPF_ANY) ||
-	    bpf_map_update_elem(bpf_map__fd((*dp)->maps.isn_synproxy_ports), &word, &bits,
-				BPF_ANY) ||
-	    bpf_map_update_elem(bpf_map__fd((*dp)->maps.isn_synproxy), &zero, &sp, BPF_ANY))
-		return -1;
-	syn_policy_derive(&pol);
-	if (bpf_map_update_elem(bpf_map__fd((*dp)->maps.isn_syn_policy), &zero, &pol, BPF_ANY))
-		return -1;
-	/* As attach does: the namespace's addresses (bpf/local_addr.h). */
-	if (local_addrs_fill(bpf_map__fd((*dp)->maps.isn_local_addrs), 0) < 0)
-		return -1;
-	/* As attach does: flows enter isn_flows only with a slot of the sweeper's queue. */
-	{
-		unsigned char frame[64] = { 0 };
-		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame,
-			    .data_size_in = sizeof(frame), .repeat = 1);
-
-		if (bpf_prog_test_run_opts(bpf_program__fd((*dp)->progs.isnguard_sweeper), &opts) ||
-		    opts.retval)
-			return -1;
-	}
-	return 0;
-}
-
-/*
- * isnguard_tc_ingress answering SYNs (`attach --syn-hook tc`): the object
- * loaded again with syn_at_tc set, on the first load's maps.
- */
-static int setup_syn_tc(struct isnguard *dp, struct isnguard **syn_tc)
-{
-	struct bpf_program *p;
-
-	*syn_tc = isnguard__open();
-	if (!*syn_tc)
-		return -1;
-	(*syn_tc)->rodata->syn_at_tc = true;
-	bpf_object__for_each_program(p, (*syn_tc)->obj)
-		bpf_program__set_autoload(p, p == (*syn_tc)->progs.isnguard_tc_ingress);
-	if (map_share((*syn_tc)->obj, dp->obj, NULL))
-		return -1;
-	return isnguard__load(*syn_tc);
-}
-
-/* The programs that stop after each step of the SYN answer, on the datapath's maps. */
-/*
- * isnguard_xdp on the first load's maps but a SYN policy of its own, all
- * zero (no limit, no list, no monitor): the SYN policy's cost is the
- * difference from the first load's, taken round by round.
- */
-static int setup_no_policy(struct isnguard *dp, struct isnguard **no_policy)
-{
-	struct bpf_program *p;
-
-	*no_policy = isnguard__open();
-	if (!*no_policy)
-		return -1;
-	bpf_object__for_each_program(p, (*no_policy)->obj)
-		bpf_program__set_autoload(p, p == (*no_policy)->progs.isnguard_xdp);
-	if (map_share((*no_policy)->obj, dp->obj, ISN_MAP_SYN_POLICY))
-		return -1;
-	return isnguard__load(*no_policy);
-}
-
-static int setup_steps(struct isnguard *dp, struct bench_steps **steps)
-{
-	struct bpf_program *p;
-
-	*steps = bench_steps__open();
-	if (!*steps)
-		return -1;
-	bpf_object__for_each_program(p, (*steps)->obj)
-		bpf_program__set_autoload(p, !strncmp(bpf_program__name(p), "bench_step_", 11));
-	if (map_share((*steps)->obj, dp->obj, NULL))
-		return -1;
-	return bench_steps__load(*steps);
-}
-
-/* A counter of the datapath, summed over CPUs (UINT64_MAX when it cannot be read). */
-static uint64_t stat_sum(struct isnguard *dp, uint32_t stat)
-{
-	return percpu_u64_sum(bpf_map__fd(dp->maps.isn_stats), stat, sizeof(uint64_t), 0);
 }
 
 static int run_case(struct bcase *c, int target_map, int target_map_tc, unsigned long repeat,
@@ -511,26 +183,6 @@ static void print_ab(const char *other)
 		printf("  %-70s %+7.1f (%+.1f..%+.1f)\n", ab_pairs[i].mine->name, d[nrounds / 2],
 		       d[nrounds / 4], d[(3 * nrounds) / 4]);
 	}
-}
-
-/* Another build's object on the datapath's maps: the programs the A/B cases run. */
-static int setup_other(struct isnguard *dp, const char *path, struct bpf_object **other)
-{
-	struct bpf_program *p;
-
-	*other = bpf_object__open_file(path, NULL);
-	if (!*other)
-		return -1;
-	bpf_object__for_each_program(p, *other) {
-		const char *name = bpf_program__name(p);
-
-		bpf_program__set_autoload(p, !strcmp(name, "isnguard_tc_cookie") ||
-						     !strcmp(name, "isnguard_tc_ingress") ||
-						     !strcmp(name, "isnguard_xdp"));
-	}
-	if (map_share(*other, dp->obj, NULL))
-		return -1;
-	return bpf_object__load(*other);
 }
 
 /*
