@@ -148,9 +148,12 @@ static __always_inline bool flow_before_socket(const struct flow_state *st)
 	       st->open_cpu != (__u16)bpf_get_smp_processor_id();
 }
 
-/* The key of a connection; local is the protected host. Addresses are 4 or 16 bytes. */
+/*
+ * The key of a connection; local is the protected host. Addresses are 4 or
+ * 16 bytes, an IP header's words (tcp_addrs).
+ */
 static __always_inline void flow_key_fill(struct flow_key *fk, __u8 family,
-					  const void *local_addr, const void *remote_addr,
+					  const __be32 *local_addr, const __be32 *remote_addr,
 					  __be16 local_port, __be16 remote_port)
 {
 	__builtin_memset(fk, 0, sizeof(*fk));

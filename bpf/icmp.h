@@ -109,7 +109,8 @@ static __always_inline int icmp_quoted_flow(const struct ctx *c, const struct pk
 			return -1;
 		if (!th)
 			return -1;
-		flow_key_fill(fk, FLOW_FAMILY_IPV6, &ip6h->saddr, &ip6h->daddr, th->source, th->dest);
+		flow_key_fill(fk, FLOW_FAMILY_IPV6, ip6h->saddr.in6_u.u6_addr32,
+			      ip6h->daddr.in6_u.u6_addr32, th->source, th->dest);
 	}
 	return 0;
 }

@@ -42,7 +42,7 @@ static __always_inline enum route_kind route_of_dst_ctx(const struct ctx *c, con
 {
 	struct local_addr_key key = { .netns_ino = netns_ino, .family = pkt->family };
 	struct local_addr *known = NULL;
-	const void *src, *dst;
+	const __be32 *src, *dst;
 	enum route_kind route;
 	struct tcphdr *th;
 	__u64 now = 0;

@@ -60,7 +60,7 @@ static __always_inline enum route_kind route_classify(long rc)
 static __always_inline enum route_kind route_of(const struct ctx *c, const struct pkt *pkt)
 {
 	struct bpf_fib_lookup fib = {};
-	const void *src, *dst;
+	const __be32 *src, *dst;
 	struct tcphdr *th;
 
 	if (tcp_addrs(c, pkt, &th, &src, &dst))

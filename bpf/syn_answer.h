@@ -133,24 +133,29 @@ static __always_inline __u32 synack_tcp_header(__u32 *w, const struct tcphdr *sy
 	return synhdr_words(w, &h);
 }
 
-/* Copies the header words into the frame; the frame ends right after them. */
+/*
+ * Copies the header words into the frame, which ends right after them: one
+ * bounds check for the whole header, of a constant length per header
+ * length (as synproxy_csum_header sums the SYN's), where a check per word
+ * reloaded the frame's bounds ten times.
+ */
+#define SYNACK_STORE_WORDS(n)						\
+	case (n): {							\
+		__u32 *dst = ctx_ptr(c, off, (n) * 4);			\
+									\
+		if (!dst)						\
+			return -1;					\
+		__builtin_memcpy(dst, words, (n) * 4);			\
+		return 0;						\
+	}
 static __always_inline int synack_store_tcp(const struct ctx *c, __u32 off, const __u32 *words,
 					    __u32 tcp_len)
 {
-	__u32 i;
-
-#pragma unroll
-	for (i = 0; i < SYNHDR_MAX_WORDS; i++) {
-		__u32 *word;
-
-		if (i * 4 >= tcp_len)
-			break;
-		word = ctx_ptr(c, off + i * 4, sizeof(*word));
-		if (!word)
-			return -1;
-		*word = words[i];
+	switch (tcp_len / 4) {
+	SYNACK_STORE_WORDS(6) SYNACK_STORE_WORDS(7) SYNACK_STORE_WORDS(8) SYNACK_STORE_WORDS(9)
+	SYNACK_STORE_WORDS(10)
 	}
-	return 0;
+	return -1;
 }
 
 /*

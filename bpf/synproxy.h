@@ -283,7 +283,7 @@ static __always_inline bool synproxy_martian(const struct ctx *c, const struct p
 static __always_inline int synproxy_sock_tuple(const struct ctx *c, const struct pkt *pkt,
 					       struct bpf_sock_tuple *t, __u32 *size)
 {
-	const void *src, *dst;
+	const __be32 *src, *dst;
 	struct tcphdr *th;
 
 	if (tcp_addrs(c, pkt, &th, &src, &dst))

@@ -7,8 +7,8 @@ Usage: scripts/bench-ab.py BUILD_A BUILD_B [PAIRS [SYN_PAIRS]]   (as root)
 BUILD_A and BUILD_B are build directories of the two trees (each with
 bench and bench_synproxy, which embed their own isnguard.bpf.o). Runs
 alternate A B, B A, ... (PAIRS of build/bench's established-ACK rows,
-SYN_PAIRS of bench_synproxy's cookie SYN-ACK rows, default 40 and 16), each
-on CPU 1 with --kernel-clock, so slow drift and other load fall on both
+SYN_PAIRS of bench_synproxy's SYN-ACK, cookie step and cookie ACK rows,
+default 40 and 16), each on CPU 1 with --kernel-clock, so slow drift and other load fall on both
 sides alike. Prints each row's median and quartiles per side, and the
 median of the paired differences B - A with its quartiles: a change is
 seen when that median stands clear of its quartiles' spread.
@@ -19,28 +19,28 @@ import statistics as st
 import subprocess
 import sys
 
+# bench_synproxy's table rows (label, then ns per packet), by label; the
+# harness is in each, and falls out of the paired differences.
 ROWS_SYN = (
-    (r"isnguard SYN-ACK \(IPv4\)\s+([\d.]+)", "xdp_cookie_synack_ipv4"),
-    (r"isnguard SYN-ACK at tc \(IPv4\)\s+([\d.]+)", "tc_cookie_synack_ipv4"),
-    (r"empty XDP_TX\s+([\d.]+)", "empty_xdp_tx"),
-    (r"protected port, tc beside XDP\s+([\d.]+)", "tc_cookie_established_ack"),
-    (r"protected port, --ingress tc\s+([\d.]+)", "tc_ingress_established_ack"),
-    (r"protected port, XDP \(no flow\)\s+([\d.]+)", "xdp_established_ack_no_flow"),
-    (r"forwarding off, over an empty tc program:\n.*helper \+ lookup\s+([\d.]+)",
-     "kernel_check_ack_fwd_off"),
-    (r"forwarding off, over an empty tc program:\n.*\n\s+isnguard, valid\s+([\d.]+)",
-     "tc_cookie_ack_valid_fwd_off"),
-    (r"forwarding off, over an empty tc program:\n.*\n.*\n\s+isnguard, bad MAC\s+([\d.]+)",
-     "tc_cookie_ack_bad_mac_fwd_off"),
-    (r"forwarding on, over an empty tc program:\n.*helper \+ lookup\s+([\d.]+)",
-     "kernel_check_ack_fwd_on"),
-    (r"forwarding on, over an empty tc program:\n.*\n\s+isnguard, valid\s+([\d.]+)",
-     "tc_cookie_ack_valid_fwd_on"),
-    (r"forwarding on, over an empty tc program:\n.*\n.*\n\s+isnguard, bad MAC\s+([\d.]+)",
-     "tc_cookie_ack_bad_mac_fwd_on"),
-    (r"valid, made the slot before \(forwarding off\)\s+([\d.]+)", "tc_cookie_ack_valid_prev"),
-    (r"IPv4 isnguard SYN-ACK \(XDP\)\s+([\d.]+)", "xdp_synack_ipv4_fwd_off"),
-    (r"IPv4 isnguard SYN-ACK at tc \(--syn-hook tc\)\s+([\d.]+)", "tc_synack_ipv4_fwd_off"),
+    ("SYN-ACK, isnguard_xdp, IPv4, forwarding off", "xdp_synack_ipv4"),
+    ("SYN-ACK, isnguard_xdp, IPv6, forwarding off", "xdp_synack_ipv6"),
+    ("SYN-ACK, isnguard_xdp, IPv4, forwarding on", "xdp_synack_ipv4_fwd"),
+    ("SYN-ACK, isnguard_xdp, IPv6, forwarding on", "xdp_synack_ipv6_fwd"),
+    ("SYN-ACK, isnguard_tc_ingress --syn-hook tc, IPv4, forwarding off", "tc_synack_ipv4"),
+    ("SYN-ACK, isnguard_tc_ingress --syn-hook tc, IPv6, forwarding off", "tc_synack_ipv6"),
+    ("isnguard steps: + cookie MAC, IPv4, forwarding off", "step_cookie_ipv4"),
+    ("isnguard steps: + cookie MAC, IPv6, forwarding off", "step_cookie_ipv6"),
+    ("cookie ACK, valid (this slot), isnguard_tc_cookie, forwarding off", "tc_cookie_ack_valid"),
+    ("empty XDP_TX, alone", "empty_xdp_tx"),
+    ("established ACK, protected port, isnguard_tc_cookie", "tc_cookie_established_ack"),
+    ("established ACK, protected port, isnguard_tc_ingress", "tc_ingress_established_ack"),
+    ("established ACK, protected port, isnguard_xdp (untracked)", "xdp_established_ack_no_flow"),
+    ("cookie ACK, kernel check helper + listener lookup, forwarding off", "kernel_check_ack"),
+    ("cookie ACK, bad MAC, isnguard_tc_cookie, forwarding off", "tc_cookie_ack_bad_mac"),
+    ("cookie ACK, kernel check helper + listener lookup, forwarding on", "kernel_check_ack_fwd"),
+    ("cookie ACK, valid (this slot), isnguard_tc_cookie, forwarding on", "tc_cookie_ack_valid_fwd"),
+    ("cookie ACK, bad MAC, isnguard_tc_cookie, forwarding on", "tc_cookie_ack_bad_mac_fwd"),
+    ("cookie ACK, valid (previous slot), isnguard_tc_cookie", "tc_cookie_ack_valid_prev"),
 )
 
 
@@ -75,10 +75,12 @@ def main():
         for side in order if i < syn_pairs else ():
             out = run([sides[side] + "/bench_synproxy", "--repeat", "200000", "--rounds", "3",
                        "--kernel-clock"])
-            for pattern, row in ROWS_SYN:
-                m = re.search(pattern, out)
-                if m:
-                    add(side, row, float(m.group(1)))
+            table = dict(m.groups() for m in
+                         re.finditer(r"^(\S.*?)\s{2,}(-?[\d.]+)$", out, re.MULTILINE))
+            for label, row in ROWS_SYN:
+                if label not in table:
+                    sys.exit(f"bench-ab: no row {label!r} in {sides[side]}/bench_synproxy's output")
+                add(side, row, float(table[label]))
         print(f"pair {i + 1}/{pairs}", file=sys.stderr, flush=True)
     print(f"A = {sides['A']}, B = {sides['B']}; ns per run (kernel clock), CPU 1")
     for row, v in rows.items():

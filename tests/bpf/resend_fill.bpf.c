@@ -23,7 +23,11 @@ struct resend_fill_args fill;
 static long fill_one(__u32 i, void *ctx __maybe_unused)
 {
 	__u32 n = fill.first + i, zero = 0;
-	__u8 local[4] = RESEND_FILL_LOCAL_ADDR, remote[4] = RESEND_FILL_REMOTE_ADDR(n);
+	/* words, as flow_key_fill takes an IP header's addresses */
+	union {
+		__u8 bytes[4];
+		__be32 word;
+	} local = { RESEND_FILL_LOCAL_ADDR }, remote = { RESEND_FILL_REMOTE_ADDR(n) };
 	struct flow_state *st = flow_new_get();
 	struct resend_new *rn = bpf_map_lookup_elem(&isn_resend_new, &zero);
 	__u64 now = bpf_ktime_get_coarse_ns();
@@ -32,8 +36,8 @@ static long fill_one(__u32 i, void *ctx __maybe_unused)
 
 	if (!st || !rn)
 		return 1;
-	flow_key_fill(&rn->key, FLOW_FAMILY_IPV4, local, remote, bpf_htons(RESEND_FILL_LOCAL_PORT),
-		      bpf_htons(RESEND_FILL_REMOTE_PORT));
+	flow_key_fill(&rn->key, FLOW_FAMILY_IPV4, &local.word, &remote.word,
+		      bpf_htons(RESEND_FILL_LOCAL_PORT), bpf_htons(RESEND_FILL_REMOTE_PORT));
 	st->flags = FLOW_F_PROXIED | FLOW_F_PASSIVE_OPEN | FLOW_F_PROXY_OPEN | FLOW_F_PROXY_SILENT;
 	st->host_ack = RESEND_FILL_ISN + 1;
 	st->created_ns = now;

@@ -38,15 +38,19 @@ static __always_inline __u32 fill_slot(const struct flow_key *fk, __u64 now)
 static long fill_one(__u32 i, void *ctx __maybe_unused)
 {
 	__u32 n = fill.first + i;
-	__u8 local[4] = SWEEP_FILL_LOCAL_ADDR, remote[4] = SWEEP_FILL_REMOTE_ADDR(n);
+	/* words, as flow_key_fill takes an IP header's addresses */
+	union {
+		__u8 bytes[4];
+		__be32 word;
+	} local = { SWEEP_FILL_LOCAL_ADDR }, remote = { SWEEP_FILL_REMOTE_ADDR(n) };
 	struct flow_state *st = flow_new_get();
 	__u64 now = bpf_ktime_get_ns();
 	struct flow_key fk;
 
 	if (!st)
 		return 1;
-	flow_key_fill(&fk, FLOW_FAMILY_IPV4, local, remote, bpf_htons(SWEEP_FILL_LOCAL_PORT),
-		      bpf_htons(SWEEP_FILL_REMOTE_PORT));
+	flow_key_fill(&fk, FLOW_FAMILY_IPV4, &local.word, &remote.word,
+		      bpf_htons(SWEEP_FILL_LOCAL_PORT), bpf_htons(SWEEP_FILL_REMOTE_PORT));
 	st->flags = fill.flags;
 	st->created_ns = now - fill.age_ns;
 	st->last_seen_ns = now - fill.age_ns;
